@@ -1,0 +1,89 @@
+"""Compute-capability handling: parsing arch names and finding the arch being compiled for.
+
+An :class:`Arch` is ``(major, minor, suffix)``; the suffix is ``"a"`` for the
+arch-specific feature sets (``sm_90a``) and empty otherwise. numba-cuda records
+the compile target in its config stack while it types and lowers a kernel, for
+``cuda.jit`` dispatchers and ``compile_ptx(..., cc=...)`` alike; intrinsics read
+it at lowering time, which is the only time that is re-run for every target.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .errors import NbkernelsError
+
+#: Architectures nbkernels builds and tests for. Older GPUs have no tensor-core path we ship.
+SUPPORTED_ARCHS = ("sm_75", "sm_80", "sm_86", "sm_89", "sm_90", "sm_90a")
+MIN_ARCH = (7, 5)
+
+_ARCH_RE = re.compile(r"^(?:sm_|compute_)?(\d)(\d+)([af]?)$")
+
+
+@dataclass(frozen=True, order=True)
+class Arch:
+    major: int
+    minor: int
+    suffix: str = ""
+
+    @classmethod
+    def parse(cls, value) -> "Arch":
+        """Accept ``"sm_80"``, ``"80"``, ``"sm_90a"``, ``(8, 0)``, ``(9, 0, "a")`` or an Arch."""
+        if isinstance(value, Arch):
+            return value
+        if isinstance(value, tuple) and len(value) in (2, 3):
+            suffix = value[2] if len(value) == 3 else ""
+            return cls(int(value[0]), int(value[1]), suffix or "")
+        if isinstance(value, str):
+            m = _ARCH_RE.match(value.strip().lower())
+            if m:
+                return cls(int(m.group(1)), int(m.group(2)), m.group(3))
+        raise NbkernelsError(
+            f"arch: expected a name like 'sm_80' or 'sm_90a' or a tuple like (8, 0), got {value!r}"
+        )
+
+    @property
+    def cc(self) -> tuple:
+        """The tuple numba-cuda's ``compile_ptx(cc=...)`` takes."""
+        return (self.major, self.minor, self.suffix) if self.suffix else (self.major, self.minor)
+
+    @property
+    def base(self) -> tuple:
+        return (self.major, self.minor)
+
+    def satisfies(self, need: "Arch") -> bool:
+        """True when code for ``self`` may use an instruction that needs ``need``.
+
+        Arch-specific features (suffix ``a``) exist only on that exact major/minor.
+        """
+        if need.suffix == "a":
+            return self.suffix == "a" and self.base == need.base
+        return self.base >= need.base
+
+    def __str__(self) -> str:
+        return f"sm_{self.major}{self.minor}{self.suffix}"
+
+
+def compile_target() -> Arch | None:
+    """The arch numba-cuda is compiling for right now, or None outside a compilation."""
+    from numba.cuda.core import targetconfig
+
+    flags = targetconfig.ConfigStack().top_or_none()
+    cc = getattr(flags, "compute_capability", None) if flags is not None else None
+    if not cc:
+        return None
+    return Arch.parse(tuple(cc))
+
+
+def device_arch(device=None) -> Arch | None:
+    """The arch of the current (or given) CUDA device, None when there is no GPU."""
+    try:
+        from numba import cuda
+
+        if not cuda.is_available():
+            return None
+        dev = device or cuda.get_current_device()
+        major, minor = dev.compute_capability
+    except Exception:
+        return None
+    return Arch(major, minor, "a" if (major, minor) == (9, 0) else "")

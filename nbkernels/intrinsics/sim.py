@@ -1,0 +1,350 @@
+"""Runtime that lets nbkernels intrinsics run inside numba's CUDA simulator.
+
+numba's simulator runs each CUDA thread of a block as a Python thread and has no
+warp operations. This module adds what the intrinsics need:
+
+* a warp rendezvous: a warp-collective instruction waits until every lane of its
+  warp has reached it, then computes all lanes' results at once, as the hardware
+  does (``.sync.aligned`` means all 32 lanes execute it together);
+* two virtual address spaces, 32-bit shared and 64-bit global, so that the address
+  helpers return integers that kernels can do arithmetic on, and the instructions that
+  take addresses (``ldmatrix``, ``cp.async``, vector loads) find the bytes again;
+* ``cp.async`` groups per thread: copies land in shared memory when a
+  ``wait_group`` retires their group, not before, so a kernel that reads a stage
+  before waiting for it sees stale data here as it might on the GPU.
+"""
+from __future__ import annotations
+
+import bisect
+import threading
+
+import numpy as np
+
+from ..errors import SimulatorError
+
+#: Seconds a lane waits at a warp-collective instruction for the rest of its warp.
+WARP_TIMEOUT_S = 120.0
+
+_SHARED_BASE = 0x400  # keep 0 invalid, as on the GPU
+_GLOBAL_BASE = 0x7F00_0000_0000
+_REGION_ALIGN = 1024  # 1024 B like the GPU's dynamic shared memory; swizzles rely on it
+
+
+def _sim_kernel():
+    try:
+        from numba.cuda.simulator.kernel import BlockThread
+    except ImportError:  # pragma: no cover - numba-cuda always ships the simulator
+        return None, None
+    t = threading.current_thread()
+    if isinstance(t, BlockThread):
+        return t, t._manager
+    return None, None
+
+
+def in_simulated_kernel() -> bool:
+    return _sim_kernel()[0] is not None
+
+
+def _launch_key():
+    from numba.cuda.simulator.kernel import _get_kernel_context
+
+    return id(_get_kernel_context())
+
+
+# ---------------------------------------------------------------------------------------
+# Host arrays behind simulator arrays
+# ---------------------------------------------------------------------------------------
+def host_array(a) -> np.ndarray:
+    """The NumPy array behind a simulator kernel argument or shared/local array."""
+    seen = 0
+    while not isinstance(a, np.ndarray):
+        if hasattr(a, "_item"):
+            a = a._item
+        elif hasattr(a, "_ary"):
+            a = a._ary
+        else:
+            raise SimulatorError(f"expected an array inside a simulated kernel, got {type(a)}")
+        seen += 1
+        if seen > 4:
+            raise SimulatorError(f"cannot find the NumPy array behind {type(a)}")
+    return a
+
+
+def _owner(a: np.ndarray) -> np.ndarray:
+    """The array that owns the memory ``a`` views (through views and frombuffer)."""
+    while True:
+        b = a.base
+        if isinstance(b, np.ndarray):
+            a = b
+        elif isinstance(b, memoryview) and isinstance(b.obj, np.ndarray):
+            a = b.obj
+        else:
+            return a
+
+
+def element_host_ptr(a: np.ndarray, index) -> int:
+    if not isinstance(index, tuple):
+        index = (index,)
+    if len(index) != a.ndim:
+        raise SimulatorError(f"expected {a.ndim} indices, got {len(index)}")
+    off = 0
+    for i, n, s in zip(index, a.shape, a.strides):
+        i = int(i)
+        if not 0 <= i < n:
+            raise SimulatorError(f"index {index} is out of bounds for shape {a.shape}")
+        off += i * s
+    return a.__array_interface__["data"][0] + off
+
+
+class AddressSpace:
+    """Maps host buffers to virtual device addresses and back."""
+
+    def __init__(self, name, base, limit):
+        self.name = name
+        self.base = base
+        self.limit = limit
+        self._next = base
+        self._starts = []  # virtual starts, sorted
+        self._regions = []  # (vstart, nbytes, host_start, owner)
+        self._by_owner = {}
+
+    def _region_of(self, owner: np.ndarray):
+        r = self._by_owner.get(id(owner))
+        if r is None:
+            nbytes = owner.nbytes
+            vstart = self._next
+            self._next = -(-(vstart + max(nbytes, 1)) // _REGION_ALIGN) * _REGION_ALIGN
+            if self._next > self.limit:
+                raise SimulatorError(f"simulated {self.name} address space exhausted")
+            r = (vstart, nbytes, owner.__array_interface__["data"][0], owner)
+            self._by_owner[id(owner)] = r
+            pos = bisect.bisect(self._starts, vstart)
+            self._starts.insert(pos, vstart)
+            self._regions.insert(pos, r)
+        return r
+
+    def address_of(self, a: np.ndarray, index) -> int:
+        owner = _owner(a)
+        vstart, nbytes, hstart, _ = self._region_of(owner)
+        return vstart + (element_host_ptr(a, index) - hstart)
+
+    def bytes_at(self, vaddr: int, nbytes: int, what: str) -> np.ndarray:
+        """A writable uint8 view of ``nbytes`` at virtual address ``vaddr``."""
+        pos = bisect.bisect(self._starts, vaddr) - 1
+        if pos >= 0:
+            vstart, size, _, owner = self._regions[pos]
+            off = vaddr - vstart
+            if 0 <= off and off + nbytes <= size:
+                flat = owner.reshape(-1).view(np.uint8)
+                return flat[off : off + nbytes]
+        raise SimulatorError(
+            f"{what}: address {vaddr:#x} (+{nbytes} B) is not inside any {self.name} array "
+            "of this simulated launch"
+        )
+
+
+class _LaunchState:
+    def __init__(self):
+        self.shared = AddressSpace("shared", _SHARED_BASE, 0xFFFF_FFFF)
+        self.global_ = AddressSpace("global", _GLOBAL_BASE, 0x7FFF_FFFF_FFFF)
+        self.warps = {}
+        self.lock = threading.Lock()
+
+
+_state_lock = threading.Lock()
+_state = {"key": None, "launch": None}
+
+
+def launch_state() -> _LaunchState:
+    key = _launch_key()
+    with _state_lock:
+        if _state["key"] != key or _state["launch"] is None:
+            _state["key"] = key
+            _state["launch"] = _LaunchState()
+        return _state["launch"]
+
+
+def shared_address(arr, index) -> int:
+    return launch_state().shared.address_of(host_array(arr), index)
+
+
+def global_address(arr, index) -> int:
+    return launch_state().global_.address_of(host_array(arr), index)
+
+
+def shared_bytes(addr: int, nbytes: int, what: str) -> np.ndarray:
+    if addr % min(nbytes, 16):
+        raise SimulatorError(f"{what}: shared address {addr:#x} is not {min(nbytes, 16)}-byte aligned")
+    return launch_state().shared.bytes_at(int(addr), nbytes, what)
+
+
+def global_bytes(addr: int, nbytes: int, what: str) -> np.ndarray:
+    if addr % min(nbytes, 16):
+        raise SimulatorError(f"{what}: global address {addr:#x} is not {min(nbytes, 16)}-byte aligned")
+    return launch_state().global_.bytes_at(int(addr), nbytes, what)
+
+
+# ---------------------------------------------------------------------------------------
+# Warp rendezvous
+# ---------------------------------------------------------------------------------------
+class _Warp:
+    def __init__(self, nlanes):
+        self.nlanes = nlanes
+        self.inputs = [None] * nlanes
+        self.names = [None] * nlanes
+        self.results = None
+        self.error = None
+        self.barrier = threading.Barrier(nlanes, action=self._compute)
+        self.spec = None
+
+    def _compute(self):
+        self.error = None
+        names = set(self.names)
+        if len(names) != 1:
+            self.error = SimulatorError(
+                f"lanes of one warp reached different warp-collective instructions: {sorted(names)}"
+            )
+            return
+        try:
+            self.results = self.spec.simulate(list(self.inputs))
+        except Exception as e:  # reported to every lane
+            self.error = e
+
+
+def _warp_of(thread, manager):
+    bx, by, bz = manager._block_dim
+    nthreads = bx * by * bz
+    warp_id = thread.thread_id // 32
+    nlanes = min(32, nthreads - warp_id * 32)
+    st = launch_state()
+    key = (tuple(thread.blockIdx), warp_id)
+    with st.lock:
+        w = st.warps.get(key)
+        if w is None:
+            w = st.warps[key] = _Warp(nlanes)
+    return w, thread.thread_id % 32, warp_id
+
+
+def warp_collective(spec, args):
+    thread, manager = _sim_kernel()
+    warp, lane, warp_id = _warp_of(thread, manager)
+    warp.inputs[lane] = args
+    warp.names[lane] = spec.name
+    warp.spec = spec
+    try:
+        warp.barrier.wait(timeout=WARP_TIMEOUT_S)
+    except threading.BrokenBarrierError:
+        raise SimulatorError(
+            f"{spec.name}: warp {warp_id} of block {tuple(thread.blockIdx)} did not reach this "
+            f"warp-collective instruction with all {warp.nlanes} lanes within {WARP_TIMEOUT_S:.0f} s "
+            "(a lane exited early, diverged, or waits at a __syncthreads the others never reach)"
+        ) from None
+    if warp.error is not None:
+        raise SimulatorError(f"{spec.name}: {warp.error}") from warp.error
+    return warp.results[lane]
+
+
+# ---------------------------------------------------------------------------------------
+# cp.async groups (per thread)
+# ---------------------------------------------------------------------------------------
+def _async_state(thread):
+    st = getattr(thread, "_nbk_cp_async", None)
+    if st is None or st[0] != _launch_key():
+        st = (_launch_key(), [], [])  # (launch, open copies, committed groups)
+        thread._nbk_cp_async = st
+    return st
+
+
+def cp_async_issue(dst_addr, src_addr, cp_size, src_size, what):
+    """Snapshot the source now; the copy lands in shared memory when its group retires."""
+    thread, _ = _sim_kernel()
+    src_size = int(src_size)
+    if not 0 <= src_size <= cp_size:
+        raise SimulatorError(f"{what}: src_size must be in [0, {cp_size}], got {src_size}")
+    data = np.zeros(cp_size, np.uint8)
+    if src_size:
+        data[:src_size] = global_bytes(src_addr, cp_size, what)[:src_size]
+    dst = shared_bytes(dst_addr, cp_size, what)
+    _async_state(thread)[1].append((dst, data))
+
+
+def cp_async_commit():
+    thread, _ = _sim_kernel()
+    _, open_copies, groups = _async_state(thread)
+    groups.append(list(open_copies))
+    open_copies.clear()
+
+
+def cp_async_wait(n):
+    thread, _ = _sim_kernel()
+    _, _, groups = _async_state(thread)
+    while len(groups) > n:
+        for dst, data in groups.pop(0):
+            dst[:] = data
+
+
+def run(spec, args):
+    """Run ``spec`` for the calling simulated thread."""
+    if spec.simulate is None:
+        raise SimulatorError(f"{spec.name} has no simulator implementation")
+    args = tuple(args)
+    from .spec import Const, Element
+
+    k = 0
+    for op in spec.inputs:
+        width = 2 if isinstance(op, Element) else 1
+        if k + width > len(args):
+            raise SimulatorError(f"{spec.name}: too few arguments ({len(args)})")
+        if isinstance(op, Const) and not op.check(int(args[k])):
+            raise SimulatorError(f"{spec.name}: argument '{op.name}' must be one of "
+                                 f"{op.allowed or (op.lo, op.hi)}, got {args[k]}")
+        k += width
+    if k != len(args):
+        raise SimulatorError(f"{spec.name}: takes {k} arguments, got {len(args)}")
+    if spec.warp_collective_sim:
+        return warp_collective(spec, args)
+    return spec.simulate(*args)
+
+
+# ---------------------------------------------------------------------------------------
+# Simulator shims: what numba's simulator rejects but tensor-core kernels need
+# ---------------------------------------------------------------------------------------
+def _install_simulator_shims():
+    """Let simulated kernels declare ``alignment=`` and pass NumPy scalar types as dtype.
+
+    ``cuda.shared.array(shape, dtype, alignment=16)`` is how a kernel makes ldmatrix rows
+    and cp.async targets 16-byte aligned on the GPU; numba's simulator raises on the
+    keyword. Here every shared array gets a 1024-byte-aligned virtual address anyway
+    (see AddressSpace), so the shim checks the value and drops it. NumPy scalar classes
+    (``np.uint16``) are turned into dtypes, which the simulator's dynamic shared memory
+    path needs.
+    """
+    from numba.cuda.simulator import kernelapi
+
+    def wrap(cls):
+        original = cls.array
+        if getattr(original, "_nbk_shim", False):
+            return
+
+        def array(self, shape, dtype, alignment=None):
+            if alignment is not None and (alignment <= 0 or alignment & (alignment - 1)):
+                raise SimulatorError(f"alignment must be a power of two, got {alignment}")
+            if isinstance(dtype, type) and issubclass(dtype, np.generic):
+                dtype = np.dtype(dtype)
+            return original(self, shape, dtype)
+
+        array._nbk_shim = True
+        cls.array = array
+
+    wrap(kernelapi.FakeCUDAShared)
+    wrap(kernelapi.FakeCUDALocal)
+
+
+def _simulator_enabled() -> bool:
+    from numba.cuda import config
+
+    return bool(config.ENABLE_CUDASIM)
+
+
+if _simulator_enabled():
+    _install_simulator_shims()
