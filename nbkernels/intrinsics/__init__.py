@@ -1,0 +1,45 @@
+"""Typed inline-PTX instructions for numba.cuda kernels.
+
+Every name here is generated from a declarative :class:`InstructionSpec`; see
+``docs/intrinsics.md`` for the table of instructions, fragment layouts and archs,
+and ``docs/extending.md`` for :func:`define`.
+"""
+from .convert import f32_to_tf32, pack_bf16x2, pack_f16x2
+from .cp_async import (
+    cp_async_ca,
+    cp_async_cg,
+    cp_async_commit_group,
+    cp_async_wait_all,
+    cp_async_wait_group,
+)
+from .define import define
+from .factory import REGISTRY, PtxIntrinsic
+from .ldmatrix import (
+    ldmatrix_x1,
+    ldmatrix_x1_trans,
+    ldmatrix_x2,
+    ldmatrix_x2_trans,
+    ldmatrix_x4,
+    ldmatrix_x4_trans,
+)
+from .memory import gmem_addr, ld_global_v4, smem_addr, st_global_v4
+from .mma import (
+    mma_m8n8k4_f64,
+    mma_m16n8k8_f16_f16,
+    mma_m16n8k8_f16_f32,
+    mma_m16n8k8_tf32_f32,
+    mma_m16n8k16_bf16_f32,
+    mma_m16n8k16_f16_f16,
+    mma_m16n8k16_f16_f32,
+    mma_m16n8k32_s8_s32,
+    mma_m16n8k32_u8_s32,
+)
+from .spec import Const, Element, InstructionSpec, Operand
+
+#: The instructions nbkernels ships (user definitions are added to REGISTRY, not here).
+SHIPPED = tuple(sorted(REGISTRY))
+
+__all__ = list(SHIPPED) + [
+    "define", "InstructionSpec", "Operand", "Element", "Const", "PtxIntrinsic", "REGISTRY",
+    "SHIPPED",
+]
