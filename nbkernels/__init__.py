@@ -1,0 +1,20 @@
+"""nbkernels: tensor-core kernels and typed inline-PTX intrinsics for numba-cuda."""
+__version__ = "0.1.0"
+
+from .arch import Arch
+from .errors import (
+    ArchError,
+    IntrinsicUsageError,
+    NbkernelsError,
+    PtxVersionError,
+    SimulatorError,
+    ToolchainError,
+)
+from . import intrinsics
+from .smem import enable_large_shared_memory, max_dynamic_shared_memory
+
+__all__ = [
+    "Arch", "ArchError", "IntrinsicUsageError", "NbkernelsError", "PtxVersionError",
+    "SimulatorError", "ToolchainError", "intrinsics", "enable_large_shared_memory",
+    "max_dynamic_shared_memory", "__version__",
+]

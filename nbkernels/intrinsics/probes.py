@@ -1,0 +1,427 @@
+"""One small kernel per shipped intrinsic, with its inputs and an independent NumPy reference.
+
+The same probes run in numba's simulator (CI), on a GPU (validation), and compile to
+PTX/SASS for every arch (CI). A probe is launched as one block; ``run(probe, inputs)``
+returns the output arrays. References are written from the PTX ISA's definitions with
+vectorised NumPy, independently of the simulator code in :mod:`.mma` and :mod:`.ldmatrix`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import ml_dtypes
+import numpy as np
+from numba import cuda
+
+from . import convert, cp_async, ldmatrix, memory, mma
+
+BF16 = np.dtype(ml_dtypes.bfloat16)
+
+
+@dataclass
+class Probe:
+    name: str
+    covers: tuple  # intrinsic names exercised
+    kernel: Callable  # cuda.jit kernel
+    make_inputs: Callable  # (rng, exact) -> dict of input arrays
+    outputs: Callable  # inputs -> dict of zero-shaped output arrays (poisoned before launch)
+    reference: Callable  # inputs -> dict of expected outputs
+    threads: int = 32
+    shared_bytes: int = 0
+    tolerance: dict = None  # output name -> relative tolerance when inputs are not exact
+    signature: tuple = ()  # numba types of (inputs..., outputs...) for compile_ptx
+
+
+PROBES: dict[str, Probe] = {}
+
+
+def _device(fn):
+    # inline="always": numba-cuda 0.30 compiles separately-compiled device functions for the
+    # *current device's* arch (and cannot without a GPU); inlined ones are typed and lowered
+    # within the kernel, for the arch the kernel is compiled for.
+    return cuda.jit(device=True, inline="always")(fn)
+
+
+def _register(p: Probe):
+    PROBES[p.name] = p
+    return p
+
+
+def _poison(a: np.ndarray):
+    if a.dtype.kind == "f":
+        a[...] = np.nan
+    else:
+        a.view(np.uint8)[...] = 0xA5
+
+
+# ---------------------------------------------------------------------------------------
+# mma.sync: fragments loaded from global arrays by the documented layouts
+# ---------------------------------------------------------------------------------------
+def _element_kind(ab):
+    return {"f16": np.float16, "bf16": BF16, "tf32": np.float32, "s8": np.int8,
+            "u8": np.uint8, "f64": np.float64}[ab]
+
+
+def _mma_values(rng, ab, shape, exact):
+    if ab in ("s8",):
+        return rng.integers(-128, 128, shape).astype(np.int8)
+    if ab in ("u8",):
+        return rng.integers(0, 256, shape).astype(np.uint8)
+    if exact:  # small integers times powers of two: every product and sum is exact
+        v = rng.integers(-8, 9, shape) * np.exp2(rng.integers(-3, 2, shape))
+    else:
+        v = rng.standard_normal(shape)
+    return v.astype(_element_kind(ab))
+
+
+def _tf32_round(x32):
+    b = x32.view(np.uint32).astype(np.uint64)
+    return ((b + 0x1000) & 0xFFFFE000).astype(np.uint32).view(np.float32)
+
+
+def _as_f64(x, ab):
+    if ab == "tf32":
+        return _tf32_round(x).astype(np.float64)
+    return x.astype(np.float64)
+
+
+def _make_mma_probe(intr):
+    ex = intr.spec.extra
+    (m, n, k), ab, acc = ex["shape"], ex["ab"], ex["acc"]
+    a_regs, b_regs, c_regs = (op.count for op in intr.spec.inputs)
+    la = _device(ex["a_layout"])
+    lb = _device(ex["b_layout"])
+    lc = _device(ex["acc_layout"])
+    per_reg = {"f16": 2, "bf16": 2, "tf32": 1, "s8": 4, "u8": 4, "f64": 1}[ab]
+
+    def make_opreg(layout):
+        if per_reg == 2:
+            @_device
+            def opreg(X, lane, r):
+                lo = np.uint32(X[layout(lane, 2 * r)])
+                return lo | (np.uint32(X[layout(lane, 2 * r + 1)]) << 16)
+        elif per_reg == 4:
+            @_device
+            def opreg(X, lane, r):
+                v = np.uint32(0)
+                for i in range(4):
+                    v |= (np.uint32(X[layout(lane, 4 * r + i)]) & np.uint32(0xFF)) << (8 * i)
+                return v
+        elif ab == "tf32":
+            @_device
+            def opreg(X, lane, r):
+                return convert.f32_to_tf32(X[layout(lane, r)])
+        else:
+            @_device
+            def opreg(X, lane, r):
+                return X[layout(lane, r)]
+        return opreg
+
+    def loader(layout, count):
+        opreg = make_opreg(layout)
+        if count == 4:
+            @_device
+            def load(X, lane):
+                return (opreg(X, lane, 0), opreg(X, lane, 1), opreg(X, lane, 2), opreg(X, lane, 3))
+        elif count == 2:
+            @_device
+            def load(X, lane):
+                return (opreg(X, lane, 0), opreg(X, lane, 1))
+        else:
+            @_device
+            def load(X, lane):
+                return opreg(X, lane, 0)
+        return load
+
+    load_a, load_b = loader(la, a_regs), loader(lb, b_regs)
+
+    if acc == "f16":  # C and D as uint16 bit patterns, two per register
+        @_device
+        def load_c(C, lane):
+            return (np.uint32(C[lc(lane, 0)]) | (np.uint32(C[lc(lane, 1)]) << 16),
+                    np.uint32(C[lc(lane, 2)]) | (np.uint32(C[lc(lane, 3)]) << 16))
+
+        @_device
+        def store_d(D, lane, d):
+            for r in range(2):
+                D[lc(lane, 2 * r)] = np.uint16(d[r] & np.uint32(0xFFFF))
+                D[lc(lane, 2 * r + 1)] = np.uint16(d[r] >> 16)
+    else:
+        if c_regs == 4:
+            @_device
+            def load_c(C, lane):
+                return (C[lc(lane, 0)], C[lc(lane, 1)], C[lc(lane, 2)], C[lc(lane, 3)])
+        else:
+            @_device
+            def load_c(C, lane):
+                return (C[lc(lane, 0)], C[lc(lane, 1)])
+
+        @_device
+        def store_d(D, lane, d):
+            for i in range(c_regs):
+                D[lc(lane, i)] = d[i]
+
+    @cuda.jit
+    def kernel(A, B, C, D):
+        lane = cuda.threadIdx.x
+        d = intr(load_a(A, lane), load_b(B, lane), load_c(C, lane))
+        store_d(D, lane, d)
+
+    acc_np = {"f32": np.float32, "f16": np.float16, "s32": np.int32, "f64": np.float64}[acc]
+
+    def bits_of(x):
+        return x.view(np.uint16) if x.dtype in (np.float16, BF16) else x
+
+    def make_inputs(rng, exact):
+        A = _mma_values(rng, ab, (m, k), exact)
+        B = _mma_values(rng, ab, (k, n), exact)
+        if acc == "s32":
+            C = rng.integers(-2**20, 2**20, (m, n)).astype(np.int32)
+        elif exact:
+            C = (rng.integers(-64, 65, (m, n)) * 0.25).astype(acc_np)
+        else:
+            C = rng.standard_normal((m, n)).astype(acc_np)
+        return {"A": bits_of(A), "B": bits_of(B), "C": bits_of(C)}
+
+    def decode(x, kind):
+        if x.dtype == np.uint16:
+            return x.view(np.float16 if kind == "f16" else BF16)
+        return x
+
+    def outputs(inp):
+        return {"D": np.empty((m, n), inp["C"].dtype)}
+
+    def reference(inp):
+        A = _as_f64(decode(inp["A"], ab), ab)
+        B = _as_f64(decode(inp["B"], ab), ab)
+        C = decode(inp["C"], acc)
+        if acc == "s32":
+            D = A.astype(np.int64) @ B.astype(np.int64) + C.astype(np.int64)
+            return {"D": ((D + 2**31) % 2**32 - 2**31).astype(np.int32)}
+        D = (A @ B + C.astype(np.float64)).astype(acc_np)
+        return {"D": D.view(np.uint16) if acc == "f16" else D}
+
+    tol = {"f32": 1e-5, "f16": 2e-3, "f64": 1e-13, "s32": 0}[acc]
+    if ab == "bf16" or ab == "tf32":
+        tol = max(tol, 1e-5)
+    return Probe(intr.spec.name, (intr.spec.name,) + (("f32_to_tf32",) if ab == "tf32" else ()),
+                 kernel, make_inputs, outputs, reference, tolerance={"D": tol})
+
+
+for _name in mma.__all__:
+    _register(_make_mma_probe(getattr(mma, _name)))
+
+
+# ---------------------------------------------------------------------------------------
+# ldmatrix: 4 matrices of 8x8 b16 in dynamic shared memory, 16-byte rows
+# ---------------------------------------------------------------------------------------
+def _make_ldmatrix_probe(intr, nmat, trans):
+    if nmat == 1:
+        @_device
+        def emit(out, lane, d):
+            out[lane, 0] = d
+    else:
+        @_device
+        def emit(out, lane, d):
+            for j in range(nmat):
+                out[lane, j] = d[j]
+
+    @cuda.jit
+    def kernel(M, out):
+        sh = cuda.shared.array(0, np.uint16)
+        lane = cuda.threadIdx.x
+        for c in range(8):
+            sh[lane * 8 + c] = M[lane, c]
+        cuda.syncthreads()
+        row = lane % (8 * nmat)
+        d = intr(memory.smem_addr(sh, row * 8))
+        emit(out, lane, d)
+
+    def make_inputs(rng, exact):
+        return {"M": rng.integers(0, 2**16, (32, 8)).astype(np.uint16)}
+
+    def outputs(inp):
+        return {"out": np.empty((32, nmat), np.uint32)}
+
+    def reference(inp):
+        M = inp["M"].astype(np.uint32).reshape(4, 8, 8)
+        lane = np.arange(32)
+        g, t = lane // 4, lane % 4
+        out = np.empty((32, nmat), np.uint32)
+        for j in range(nmat):
+            mj = M[j].T if trans else M[j]
+            out[:, j] = mj[g, 2 * t] | (mj[g, 2 * t + 1] << 16)
+        return {"out": out}
+
+    return Probe(intr.spec.name, (intr.spec.name, "smem_addr"), kernel, make_inputs, outputs,
+                 reference, shared_bytes=32 * 8 * 2)
+
+
+for _name in ldmatrix.__all__:
+    _intr = getattr(ldmatrix, _name)
+    _register(_make_ldmatrix_probe(_intr, int(_name[len("ldmatrix_x")]), _name.endswith("trans")))
+
+
+# ---------------------------------------------------------------------------------------
+# cp.async: two committed groups, zero-fill, wait_group(1) then wait_group(0) / wait_all
+# ---------------------------------------------------------------------------------------
+def _make_cp_async_probe(intr, size, use_wait_all):
+    chunks = 4  # per thread per group
+    per_thread = chunks * size
+    name = f"{intr.spec.name}_{size}" + ("_wait_all" if use_wait_all else "")
+    nthreads = 64
+
+    @cuda.jit
+    def kernel(src, src_sizes, first, second):
+        sh = cuda.shared.array(0, np.uint8)
+        tid = cuda.threadIdx.x
+        half = nthreads * per_thread
+        for g in range(2):
+            for c in range(chunks):
+                off = tid * per_thread + c * size
+                intr(memory.smem_addr(sh, g * half + off),
+                     memory.gmem_addr(src, g * half + off), size, src_sizes[g, tid, c])
+            cp_async.cp_async_commit_group()
+        cp_async.cp_async_wait_group(1)
+        cuda.syncthreads()
+        for b in range(per_thread):
+            first[tid * per_thread + b] = sh[tid * per_thread + b]
+        if use_wait_all:
+            cp_async.cp_async_wait_all()
+        else:
+            cp_async.cp_async_wait_group(0)
+        cuda.syncthreads()
+        for b in range(per_thread):
+            second[tid * per_thread + b] = sh[half + tid * per_thread + b]
+
+    def make_inputs(rng, exact):
+        src = rng.integers(1, 256, 2 * nthreads * per_thread).astype(np.uint8)
+        src_sizes = rng.integers(0, size + 1, (2, nthreads, chunks)).astype(np.uint32)
+        src_sizes[:, :, 0] = size  # always some full copies
+        return {"src": src, "src_sizes": src_sizes}
+
+    def outputs(inp):
+        return {"first": np.empty(nthreads * per_thread, np.uint8),
+                "second": np.empty(nthreads * per_thread, np.uint8)}
+
+    def reference(inp):
+        data = inp["src"].reshape(2, nthreads, chunks, size).copy()
+        keep = np.arange(size)[None, None, None, :] < inp["src_sizes"][..., None]
+        data[~keep] = 0
+        data = data.reshape(2, -1)
+        return {"first": data[0], "second": data[1]}
+
+    covers = (intr.spec.name, "cp_async_commit_group", "cp_async_wait_group", "gmem_addr",
+              "smem_addr") + (("cp_async_wait_all",) if use_wait_all else ())
+    return Probe(name, covers, kernel, make_inputs, outputs, reference, threads=nthreads,
+                 shared_bytes=2 * nthreads * per_thread)
+
+
+for _size in (4, 8, 16):
+    _register(_make_cp_async_probe(cp_async.cp_async_ca, _size, _size == 8))
+_register(_make_cp_async_probe(cp_async.cp_async_cg, 16, True))
+
+
+# ---------------------------------------------------------------------------------------
+# Conversions, vector loads/stores and addresses (64 threads, elementwise)
+# ---------------------------------------------------------------------------------------
+def _convert_inputs(rng, exact):
+    x = rng.standard_normal(256).astype(np.float32) * np.exp2(rng.integers(-20, 20, 256))
+    x = x.astype(np.float32)
+    x[:4] = [np.inf, -np.inf, 0.0, -0.0]
+    x[4:8] = [65504.0, 70000.0, 1e-8, 3.0e38]  # f16 max, f16 overflow, subnormal, bf16 round-up
+    return {"x": x}
+
+
+def _make_pack_probe(intr, kind):
+    @cuda.jit
+    def kernel(x, out):
+        i = cuda.threadIdx.x
+        for j in range(2):
+            p = i * 2 + j
+            out[p] = intr(x[2 * p], x[2 * p + 1])
+
+    def reference(inp):
+        dt = np.float16 if kind == "f16" else BF16
+        with np.errstate(over="ignore"):  # 70000 -> f16 inf is part of the test
+            h = inp["x"].astype(dt).view(np.uint16).astype(np.uint32)
+        return {"out": h[0::2] | (h[1::2] << 16)}
+
+    return Probe(intr.spec.name, (intr.spec.name,), kernel, _convert_inputs,
+                 lambda inp: {"out": np.empty(128, np.uint32)}, reference, threads=64)
+
+
+_register(_make_pack_probe(convert.pack_bf16x2, "bf16"))
+_register(_make_pack_probe(convert.pack_f16x2, "f16"))
+
+
+@cuda.jit
+def _tf32_kernel(x, out):
+    i = cuda.threadIdx.x
+    for j in range(4):
+        out[i * 4 + j] = convert.f32_to_tf32(x[i * 4 + j])
+
+
+_register(Probe(
+    "f32_to_tf32", ("f32_to_tf32",), _tf32_kernel, _convert_inputs,
+    lambda inp: {"out": np.empty(256, np.uint32)},
+    lambda inp: {"out": _tf32_round(inp["x"]).view(np.uint32)}, threads=64,
+))
+
+
+@cuda.jit
+def _vector_kernel(src, dst, addr_deltas):
+    i = cuda.threadIdx.x
+    v = memory.ld_global_v4(memory.gmem_addr(src, i * 4))
+    memory.st_global_v4(memory.gmem_addr(dst, 255 - (i * 4 + 3)), (v[3], v[2], v[1], v[0]))
+    sh = cuda.shared.array(0, np.uint32)
+    addr_deltas[0, i] = memory.smem_addr(sh, i) - memory.smem_addr(sh, 0)
+    addr_deltas[1, i] = memory.gmem_addr(src, i) - memory.gmem_addr(src, 0)
+
+
+_register(Probe(
+    "vector_and_addresses", ("ld_global_v4", "st_global_v4", "gmem_addr", "smem_addr"),
+    _vector_kernel,
+    lambda rng, exact: {"src": rng.integers(0, 2**32, 256, dtype=np.uint64).astype(np.uint32)},
+    lambda inp: {"dst": np.empty(256, np.uint32), "addr_deltas": np.empty((2, 64), np.uint64)},
+    lambda inp: {"dst": inp["src"][::-1].copy(),
+                 "addr_deltas": np.tile(np.arange(64, dtype=np.uint64) * 4, (2, 1))},
+    threads=64, shared_bytes=64 * 4,
+))
+
+
+# ---------------------------------------------------------------------------------------
+# Running and checking
+# ---------------------------------------------------------------------------------------
+def run(probe: Probe, inputs: dict) -> dict:
+    """Launch ``probe`` on its inputs (GPU, or the simulator when it is enabled)."""
+    outs = probe.outputs(inputs)
+    for a in outs.values():
+        _poison(a)
+    d_in = [cuda.to_device(np.ascontiguousarray(v)) for v in inputs.values()]
+    d_out = {k: cuda.to_device(v) for k, v in outs.items()}
+    probe.kernel[1, probe.threads, 0, probe.shared_bytes](*d_in, *d_out.values())
+    cuda.synchronize()
+    return {k: v.copy_to_host() for k, v in d_out.items()}
+
+
+def mismatch(probe: Probe, got: dict, want: dict, exact: bool):
+    """None when ``got`` matches ``want``, else a message naming where (index, expected, got)."""
+    for key, w in want.items():
+        g = got[key]
+        if g.shape != w.shape:
+            return f"{probe.name}.{key}: shape {g.shape}, expected {w.shape}"
+        tol = 0 if exact else (probe.tolerance or {}).get(key, 0)
+        if tol == 0 or w.dtype.kind in "ui":
+            bad = g.view(np.uint8).reshape(g.shape + (-1,)) != w.view(np.uint8).reshape(w.shape + (-1,))
+            bad = bad.any(axis=-1)
+        else:
+            gf, wf = g.astype(np.float64), w.astype(np.float64)
+            scale = max(np.abs(wf).max(), 1e-30)
+            bad = ~(np.abs(gf - wf) <= tol * scale) & ~(np.isnan(gf) & np.isnan(wf))
+        if bad.any():
+            idx = tuple(int(i) for i in np.argwhere(bad)[0])
+            return (f"{probe.name}.{key}: {int(bad.sum())} of {bad.size} elements differ; first at "
+                    f"{idx}: expected {w[idx]!r}, got {g[idx]!r}")
+    return None
