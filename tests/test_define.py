@@ -1,4 +1,7 @@
 """The public extension API, with the worked example of docs/extending.md (lop3.b32, prmt.b32)."""
+import re
+from pathlib import Path
+
 import numpy as np
 import pytest
 from numba import cuda, types
@@ -9,59 +12,11 @@ from nbkernels.intrinsics import define
 
 from .simrun import run_simulated
 
-# The example of docs/extending.md, verbatim in spirit: a three-input logic op and a byte
-# permute, neither shipped by nbkernels.
-EXAMPLE = r'''
-import numpy as np
-from nbkernels.intrinsics import define
-
-
-def lop3_sim(a, b, c, lut):
-    # bit i of the result is bit ((a_i << 2) | (b_i << 1) | c_i) of lut
-    a, b, c = int(a), int(b), int(c)
-    out = 0
-    for i in range(32):
-        idx = (((a >> i) & 1) << 2) | (((b >> i) & 1) << 1) | ((c >> i) & 1)
-        out |= ((lut >> idx) & 1) << i
-    return np.uint32(out)
-
-
-lop3 = define(
-    "lop3_b32", "lop3.b32 $d, $a, $b, $c, $lut;",
-    outputs=["d:u32"], inputs=["a:u32", "b:u32", "c:u32", "lut:const[0..255]"],
-    min_arch="sm_75", min_ptx=(4, 3), sass=["LOP3"], simulate=lop3_sim,
-    doc="Any three-input bitwise function, chosen by an 8-bit truth table.",
-)
-
-
-def prmt_sim(a, b, sel):
-    data = int(a) | (int(b) << 32)
-    out = 0
-    for k in range(4):
-        out |= ((data >> (8 * ((int(sel) >> (4 * k)) & 7))) & 0xFF) << (8 * k)
-    return np.uint32(out)
-
-
-prmt = define(
-    "prmt_b32", "prmt.b32 $d, $a, $b, $sel;",
-    outputs=["d:u32"], inputs=["a:u32", "b:u32", "sel:u32"],
-    min_arch="sm_75", min_ptx=(2, 0), sass=["PRMT"], simulate=prmt_sim,
-    doc="Pick 4 bytes out of the 8 bytes of {b, a} (selector nibbles, default mode).",
-)
-'''
-
-KERNEL = r'''
-from numba import cuda
-
-@cuda.jit
-def kernel(a, b, c, sel, out):
-    i = cuda.grid(1)
-    if i < a.size:
-        out[0, i] = lop3(a[i], b[i], c[i], 0xE8)  # majority(a, b, c)
-        out[1, i] = lop3(a[i], b[i], c[i], 0x96)  # a ^ b ^ c
-        out[2, i] = prmt(a[i], b[i], sel[i])
-'''
-
+# The worked example of docs/extending.md, read from the document itself: a three-input
+# logic op and a byte permute, neither shipped by nbkernels.
+DOC = Path(__file__).resolve().parents[1] / "docs" / "extending.md"
+_blocks = re.findall(r"```python\n(.*?)```", DOC.read_text(), re.S)
+EXAMPLE, KERNEL = _blocks[0], _blocks[1]
 ns = {}
 exec(EXAMPLE + KERNEL, ns)
 

@@ -136,3 +136,11 @@ def test_memory_and_convergent_attributes_reach_llvm():
     line = next(l for l in llvm.splitlines() if "ldmatrix" in l)
     assert "sideeffect" in line and "~{memory}" in line
     assert "convergent" in line
+
+
+def test_docs_list_every_shipped_intrinsic():
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "intrinsics.md").read_text()
+    missing = [n for n in I.SHIPPED if f"`{n}`" not in text]
+    assert not missing, f"docs/intrinsics.md does not list {missing}"
