@@ -4,7 +4,16 @@ Every name here is generated from a declarative :class:`InstructionSpec`; see
 ``docs/intrinsics.md`` for the table of instructions, fragment layouts and archs,
 and ``docs/extending.md`` for :func:`define`.
 """
-from .convert import f32_to_tf32, pack_bf16x2, pack_f16x2
+from .convert import (
+    bits_to_f32,
+    cvt_f32_to_bf16,
+    cvt_f32_to_f16,
+    f16_bits_to_f32,
+    f32_to_bits,
+    f32_to_tf32,
+    pack_bf16x2,
+    pack_f16x2,
+)
 from .cp_async import (
     cp_async_ca,
     cp_async_cg,
@@ -22,7 +31,22 @@ from .ldmatrix import (
     ldmatrix_x4,
     ldmatrix_x4_trans,
 )
-from .memory import gmem_addr, ld_global_v4, smem_addr, st_global_v4
+from .memory import (
+    gmem_addr,
+    ld_global_f32,
+    ld_global_f64,
+    ld_global_s32,
+    ld_global_u16,
+    ld_global_u32,
+    ld_global_v4,
+    smem_addr,
+    st_global_f32,
+    st_global_f64,
+    st_global_s32,
+    st_global_u16,
+    st_global_u32,
+    st_global_v4,
+)
 from .mma import (
     mma_m8n8k4_f64,
     mma_m16n8k8_f16_f16,

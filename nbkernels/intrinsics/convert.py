@@ -63,3 +63,40 @@ f32_to_tf32 = build(InstructionSpec(
 ))
 
 __all__ = ["pack_bf16x2", "pack_f16x2", "f32_to_tf32"]
+
+
+def _round_sim(kind):
+    return lambda x: np.uint16(bits.f32_to_half_bits(x, kind))
+
+
+cvt_f32_to_bf16 = build(InstructionSpec(
+    name="cvt_f32_to_bf16", family="convert", ptx="cvt.rn.bf16.f32 $d, $x;",
+    outputs=(Operand("d", types.uint16),), inputs=(Operand("x", types.float32),),
+    min_arch=Arch(8, 0), min_ptx=(7, 0), sass=("F2FP",), simulate=_round_sim("bf16"),
+    doc="Round a float32 to bfloat16 (nearest even); returns its 16 bits."))
+
+cvt_f32_to_f16 = build(InstructionSpec(
+    name="cvt_f32_to_f16", family="convert", ptx="cvt.rn.f16.f32 $d, $x;",
+    outputs=(Operand("d", types.uint16),), inputs=(Operand("x", types.float32),),
+    min_arch=Arch(7, 5), sass=("F2F",), simulate=_round_sim("f16"),
+    doc="Round a float32 to float16 (nearest even); returns its 16 bits."))
+
+f16_bits_to_f32 = build(InstructionSpec(
+    name="f16_bits_to_f32", family="convert", ptx="cvt.f32.f16 $d, $h;",
+    outputs=(Operand("d", types.float32),), inputs=(Operand("h", types.uint16),),
+    min_arch=Arch(7, 5), simulate=lambda h: np.float32(np.uint16(h).view(np.float16)),
+    doc="The float32 value of float16 bits (exact)."))
+
+bits_to_f32 = build(InstructionSpec(
+    name="bits_to_f32", family="convert", ptx="mov.b32 $d, $b;",
+    outputs=(Operand("d", types.float32),), inputs=(Operand("b", types.uint32),),
+    min_arch=Arch(7, 5), simulate=lambda b: bits.bits_f32(b),
+    doc="Reinterpret 32 bits as a float32 (bf16 bits << 16 gives the bf16 value)."))
+
+f32_to_bits = build(InstructionSpec(
+    name="f32_to_bits", family="convert", ptx="mov.b32 $d, $x;",
+    outputs=(Operand("d", types.uint32),), inputs=(Operand("x", types.float32),),
+    min_arch=Arch(7, 5), simulate=lambda x: np.uint32(bits.f32_bits(x)),
+    doc="Reinterpret a float32 as its 32 bits."))
+
+__all__ += ["cvt_f32_to_bf16", "cvt_f32_to_f16", "f16_bits_to_f32", "bits_to_f32", "f32_to_bits"]

@@ -83,3 +83,42 @@ st_global_v4 = build(InstructionSpec(
 ))
 
 __all__ = ["smem_addr", "gmem_addr", "ld_global_v4", "st_global_v4"]
+
+
+# --- scalar global loads/stores by address (GEMM epilogues address outputs by pointer) -----
+_SCALAR = {"u16": types.uint16, "u32": types.uint32, "s32": types.int32,
+           "f32": types.float32, "f64": types.float64}
+_NP = {"u16": np.uint16, "u32": np.uint32, "s32": np.int32, "f32": np.float32, "f64": np.float64}
+
+
+def _scalar_access(suffix):
+    ty, npt = _SCALAR[suffix], _NP[suffix]
+    width = np.dtype(npt).itemsize
+    ptx_t = {"u16": "u16", "u32": "u32", "s32": "s32", "f32": "f32", "f64": "f64"}[suffix]
+
+    def ld_sim(addr):
+        return sim.global_bytes(int(addr), width, f"ld_global_{suffix}").view(npt)[0]
+
+    def st_sim(addr, value):
+        sim.global_bytes(int(addr), width, f"st_global_{suffix}").view(npt)[0] = value
+
+    ld = build(InstructionSpec(
+        name=f"ld_global_{suffix}", family="scalar", ptx=f"ld.global.{ptx_t} $d, [$addr];",
+        outputs=(Operand("d", ty),), inputs=(Operand("addr", types.uint64),),
+        min_arch=SM75, memory=True, sass=("LDG",), simulate=ld_sim,
+        doc=f"Load one {suffix} from a {width}-byte-aligned global address."))
+    st = build(InstructionSpec(
+        name=f"st_global_{suffix}", family="scalar", ptx=f"st.global.{ptx_t} [$addr], $value;",
+        inputs=(Operand("addr", types.uint64), Operand("value", ty)),
+        min_arch=SM75, memory=True, sass=("STG",), simulate=st_sim,
+        doc=f"Store one {suffix} to a {width}-byte-aligned global address."))
+    return ld, st
+
+
+ld_global_u16, st_global_u16 = _scalar_access("u16")
+ld_global_u32, st_global_u32 = _scalar_access("u32")
+ld_global_s32, st_global_s32 = _scalar_access("s32")
+ld_global_f32, st_global_f32 = _scalar_access("f32")
+ld_global_f64, st_global_f64 = _scalar_access("f64")
+
+__all__ += [f"{op}_global_{s}" for s in _SCALAR for op in ("ld", "st")]

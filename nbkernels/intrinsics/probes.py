@@ -391,6 +391,61 @@ _register(Probe(
 ))
 
 
+@cuda.jit
+def _scalar_kernel(x, h16, u, s, d, copies16, copies32, copies_s, copies_f, copies_d,
+                   halves, floats, xbits):
+    i = cuda.threadIdx.x
+    j = 63 - i
+    memory.st_global_u16(memory.gmem_addr(copies16, j), memory.ld_global_u16(memory.gmem_addr(h16, i)))
+    memory.st_global_u32(memory.gmem_addr(copies32, j), memory.ld_global_u32(memory.gmem_addr(u, i)))
+    memory.st_global_s32(memory.gmem_addr(copies_s, j), memory.ld_global_s32(memory.gmem_addr(s, i)))
+    memory.st_global_f32(memory.gmem_addr(copies_f, j), memory.ld_global_f32(memory.gmem_addr(x, i)))
+    memory.st_global_f64(memory.gmem_addr(copies_d, j), memory.ld_global_f64(memory.gmem_addr(d, i)))
+    halves[0, i] = convert.cvt_f32_to_bf16(x[i])
+    halves[1, i] = convert.cvt_f32_to_f16(x[i])
+    floats[0, i] = convert.f16_bits_to_f32(h16[i])
+    floats[1, i] = convert.bits_to_f32(u[i])
+    xbits[i] = convert.f32_to_bits(x[i])
+
+
+def _scalar_inputs(rng, exact):
+    x = _convert_inputs(rng, exact)["x"][:64].copy()
+    h = rng.standard_normal(64).astype(np.float16)
+    h[:3] = [np.inf, -0.0, 6e-8]
+    u = (rng.standard_normal(64).astype(np.float32)).view(np.uint32).copy()
+    return {"x": x, "h16": h.view(np.uint16), "u": u,
+            "s": rng.integers(-2**31, 2**31, 64).astype(np.int32),
+            "d": rng.standard_normal(64)}
+
+
+def _scalar_outputs(inp):
+    return {"copies16": np.empty(64, np.uint16), "copies32": np.empty(64, np.uint32),
+            "copies_s": np.empty(64, np.int32), "copies_f": np.empty(64, np.float32),
+            "copies_d": np.empty(64, np.float64), "halves": np.empty((2, 64), np.uint16),
+            "floats": np.empty((2, 64), np.float32), "xbits": np.empty(64, np.uint32)}
+
+
+def _scalar_reference(inp):
+    x = inp["x"]
+    with np.errstate(over="ignore"):
+        halves = np.stack([x.astype(BF16).view(np.uint16), x.astype(np.float16).view(np.uint16)])
+    return {"copies16": inp["h16"][::-1].copy(), "copies32": inp["u"][::-1].copy(),
+            "copies_s": inp["s"][::-1].copy(), "copies_f": x[::-1].copy(),
+            "copies_d": inp["d"][::-1].copy(), "halves": halves,
+            "floats": np.stack([inp["h16"].view(np.float16).astype(np.float32),
+                                inp["u"].view(np.float32)]),
+            "xbits": x.view(np.uint32).copy()}
+
+
+_register(Probe(
+    "scalar_memory_and_conversions",
+    tuple(f"{op}_global_{t}" for t in ("u16", "u32", "s32", "f32", "f64") for op in ("ld", "st"))
+    + ("gmem_addr", "cvt_f32_to_bf16", "cvt_f32_to_f16", "f16_bits_to_f32", "bits_to_f32",
+       "f32_to_bits"),
+    _scalar_kernel, _scalar_inputs, _scalar_outputs, _scalar_reference, threads=64,
+))
+
+
 # ---------------------------------------------------------------------------------------
 # Running and checking
 # ---------------------------------------------------------------------------------------
