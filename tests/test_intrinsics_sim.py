@@ -81,3 +81,32 @@ def test_simulator_reports_divergence_and_bad_addresses():
     assert "NO ERROR" not in out, out + proc.stderr
     assert "did not reach this warp-collective instruction" in out, out + proc.stderr
     assert "is not inside any global array" in out or "not 16-byte aligned" in out, out
+
+
+TWO_SHARED = r'''
+import numpy as np
+from numba import cuda, float32
+
+@cuda.jit
+def k(out):
+    a = cuda.shared.array(32, float32, alignment=16)
+    b = cuda.shared.array(32, float32)
+    i = cuda.threadIdx.x
+    a[i] = i
+    b[i] = -i
+    cuda.syncthreads()
+    out[i] = a[i] - b[31 - i]
+
+import nbkernels  # installs the simulator shims
+out = np.zeros(32, np.float32)
+k[1, 32](out)
+print("OUT", list(out.astype(int)))
+'''
+
+
+def test_shim_keeps_shared_arrays_apart():
+    """Two static shared arrays must stay distinct under nbkernels' simulator shim (they once
+    aliased because numba keys them by the declaring line and the shim hid that line)."""
+    proc = run_simulated(["-c", TWO_SHARED], timeout=300)
+    want = [i + (31 - i) for i in range(32)]
+    assert f"OUT {want}" in proc.stdout, proc.stdout + proc.stderr[-2000:]

@@ -34,6 +34,12 @@ from .ldmatrix import (
 from .memory import (
     gmem_addr,
     ld_global_f32,
+    ld_global_f32_if,
+    ld_global_s32_if,
+    ld_global_u16_if,
+    st_global_f32_if,
+    st_global_s32_if,
+    st_global_u16_if,
     ld_global_f64,
     ld_global_s32,
     ld_global_u16,

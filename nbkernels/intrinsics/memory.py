@@ -122,3 +122,47 @@ ld_global_f32, st_global_f32 = _scalar_access("f32")
 ld_global_f64, st_global_f64 = _scalar_access("f64")
 
 __all__ += [f"{op}_global_{s}" for s in _SCALAR for op in ("ld", "st")]
+
+
+# --- predicated scalar accesses: branch-free guarded epilogues -----------------------------
+# A guarded store written as `if ok: store` makes one basic block per element; numba's IR
+# inliner copies a callee's scope once per block, so a 128-element epilogue inlined that way
+# took ~60 s to compile. The predicate moves into the instruction instead.
+_ZERO = {"u16": "mov.b16 $d, 0;", "s32": "mov.b32 $d, 0;", "f32": "mov.b32 $d, 0;"}
+
+
+def _predicated(suffix):
+    ty, npt = _SCALAR[suffix], _NP[suffix]
+    width = np.dtype(npt).itemsize
+    pred = "{ .reg .pred %nbk_p; setp.ne.u32 %nbk_p, $pred, 0; "
+
+    def ld_sim(addr, ok):
+        if not ok:
+            return npt(0)
+        return sim.global_bytes(int(addr), width, f"ld_global_{suffix}_if").view(npt)[0]
+
+    def st_sim(addr, value, ok):
+        if ok:
+            sim.global_bytes(int(addr), width, f"st_global_{suffix}_if").view(npt)[0] = value
+
+    ld = build(InstructionSpec(
+        name=f"ld_global_{suffix}_if", family="scalar",
+        ptx=pred + _ZERO[suffix] + f" @%nbk_p ld.global.{suffix} $d, [$addr]; }}",
+        outputs=(Operand("d", ty),),
+        inputs=(Operand("addr", types.uint64), Operand("pred", types.uint32)),
+        min_arch=SM75, memory=True, sass=("LDG",), simulate=ld_sim,
+        doc=f"Load one {suffix} if pred is non-zero, else return 0 (the address is not read)."))
+    st = build(InstructionSpec(
+        name=f"st_global_{suffix}_if", family="scalar",
+        ptx=pred + f"@%nbk_p st.global.{suffix} [$addr], $value; }}",
+        inputs=(Operand("addr", types.uint64), Operand("value", ty), Operand("pred", types.uint32)),
+        min_arch=SM75, memory=True, sass=("STG",), simulate=st_sim,
+        doc=f"Store one {suffix} if pred is non-zero (the address is not touched otherwise)."))
+    return ld, st
+
+
+ld_global_u16_if, st_global_u16_if = _predicated("u16")
+ld_global_s32_if, st_global_s32_if = _predicated("s32")
+ld_global_f32_if, st_global_f32_if = _predicated("f32")
+
+__all__ += [f"{op}_global_{s}_if" for s in ("u16", "s32", "f32") for op in ("ld", "st")]

@@ -31,6 +31,7 @@ class Probe:
     shared_bytes: int = 0
     tolerance: dict = None  # output name -> relative tolerance when inputs are not exact
     signature: tuple = ()  # numba types of (inputs..., outputs...) for compile_ptx
+    keep_initial: tuple = ()  # outputs whose initial contents are part of the test (not poisoned)
 
 
 PROBES: dict[str, Probe] = {}
@@ -393,7 +394,7 @@ _register(Probe(
 
 @cuda.jit
 def _scalar_kernel(x, h16, u, s, d, copies16, copies32, copies_s, copies_f, copies_d,
-                   halves, floats, xbits):
+                   halves, floats, xbits, pred16, pred_s, pred_f, pred_zero):
     i = cuda.threadIdx.x
     j = 63 - i
     memory.st_global_u16(memory.gmem_addr(copies16, j), memory.ld_global_u16(memory.gmem_addr(h16, i)))
@@ -406,6 +407,11 @@ def _scalar_kernel(x, h16, u, s, d, copies16, copies32, copies_s, copies_f, copi
     floats[0, i] = convert.f16_bits_to_f32(h16[i])
     floats[1, i] = convert.bits_to_f32(u[i])
     xbits[i] = convert.f32_to_bits(x[i])
+    ok = (i % 3) != 0  # predicated accesses: every third element is neither read nor written
+    memory.st_global_u16_if(memory.gmem_addr(pred16, i), memory.ld_global_u16_if(memory.gmem_addr(h16, i), ok), ok)
+    memory.st_global_s32_if(memory.gmem_addr(pred_s, i), memory.ld_global_s32_if(memory.gmem_addr(s, i), ok), ok)
+    memory.st_global_f32_if(memory.gmem_addr(pred_f, i), memory.ld_global_f32_if(memory.gmem_addr(x, i), ok), ok)
+    pred_zero[i] = memory.ld_global_f32_if(memory.gmem_addr(x, i), False)
 
 
 def _scalar_inputs(rng, exact):
@@ -422,11 +428,14 @@ def _scalar_outputs(inp):
     return {"copies16": np.empty(64, np.uint16), "copies32": np.empty(64, np.uint32),
             "copies_s": np.empty(64, np.int32), "copies_f": np.empty(64, np.float32),
             "copies_d": np.empty(64, np.float64), "halves": np.empty((2, 64), np.uint16),
-            "floats": np.empty((2, 64), np.float32), "xbits": np.empty(64, np.uint32)}
+            "floats": np.empty((2, 64), np.float32), "xbits": np.empty(64, np.uint32),
+            "pred16": np.full(64, 0x1234, np.uint16), "pred_s": np.full(64, 77, np.int32),
+            "pred_f": np.full(64, 0.5, np.float32), "pred_zero": np.empty(64, np.float32)}
 
 
 def _scalar_reference(inp):
     x = inp["x"]
+    keep = np.arange(64) % 3 != 0
     with np.errstate(over="ignore"):
         halves = np.stack([x.astype(BF16).view(np.uint16), x.astype(np.float16).view(np.uint16)])
     return {"copies16": inp["h16"][::-1].copy(), "copies32": inp["u"][::-1].copy(),
@@ -434,15 +443,21 @@ def _scalar_reference(inp):
             "copies_d": inp["d"][::-1].copy(), "halves": halves,
             "floats": np.stack([inp["h16"].view(np.float16).astype(np.float32),
                                 inp["u"].view(np.float32)]),
-            "xbits": x.view(np.uint32).copy()}
+            "xbits": x.view(np.uint32).copy(),
+            "pred16": np.where(keep, inp["h16"], np.uint16(0x1234)).astype(np.uint16),
+            "pred_s": np.where(keep, inp["s"], 77).astype(np.int32),
+            "pred_f": np.where(keep, x, np.float32(0.5)).astype(np.float32),
+            "pred_zero": np.zeros(64, np.float32)}
 
 
 _register(Probe(
     "scalar_memory_and_conversions",
     tuple(f"{op}_global_{t}" for t in ("u16", "u32", "s32", "f32", "f64") for op in ("ld", "st"))
+    + tuple(f"{op}_global_{t}_if" for t in ("u16", "s32", "f32") for op in ("ld", "st"))
     + ("gmem_addr", "cvt_f32_to_bf16", "cvt_f32_to_f16", "f16_bits_to_f32", "bits_to_f32",
        "f32_to_bits"),
     _scalar_kernel, _scalar_inputs, _scalar_outputs, _scalar_reference, threads=64,
+    keep_initial=("pred16", "pred_s", "pred_f"),
 ))
 
 
@@ -452,8 +467,9 @@ _register(Probe(
 def run(probe: Probe, inputs: dict) -> dict:
     """Launch ``probe`` on its inputs (GPU, or the simulator when it is enabled)."""
     outs = probe.outputs(inputs)
-    for a in outs.values():
-        _poison(a)
+    for name, a in outs.items():
+        if name not in probe.keep_initial:
+            _poison(a)
     d_in = [cuda.to_device(np.ascontiguousarray(v)) for v in inputs.values()]
     d_out = {k: cuda.to_device(v) for k, v in outs.items()}
     probe.kernel[1, probe.threads, 0, probe.shared_bytes](*d_in, *d_out.values())

@@ -82,6 +82,17 @@ def _owner(a: np.ndarray) -> np.ndarray:
             return a
 
 
+def memory_bytes(owner: np.ndarray) -> np.ndarray:
+    """The bytes of an owning array in memory order, as a view (never a copy)."""
+    if not (owner.flags.c_contiguous or owner.flags.f_contiguous):
+        raise SimulatorError(f"array memory of shape {owner.shape} is not contiguous")
+    # reshape(-1) of an F-ordered array would be a C-order *copy*; order="A" follows memory.
+    flat = owner.reshape(-1, order="A").view(np.uint8)
+    if flat.__array_interface__["data"][0] != owner.__array_interface__["data"][0]:
+        raise SimulatorError("internal: byte view of an array is not a view")
+    return flat
+
+
 def element_host_ptr(a: np.ndarray, index) -> int:
     if not isinstance(index, tuple):
         index = (index,)
@@ -135,11 +146,15 @@ class AddressSpace:
             vstart, size, _, owner = self._regions[pos]
             off = vaddr - vstart
             if 0 <= off and off + nbytes <= size:
-                flat = owner.reshape(-1).view(np.uint8)
-                return flat[off : off + nbytes]
+                return memory_bytes(owner)[off : off + nbytes]
+        near = ""
+        if pos >= 0:
+            vstart, size, _, owner = self._regions[pos]
+            near = (f" (nearest below: {size} B {owner.dtype} array of shape {owner.shape} at "
+                    f"{vstart:#x}, ending {vaddr + nbytes - vstart - size} B before this access ends)")
         raise SimulatorError(
             f"{what}: address {vaddr:#x} (+{nbytes} B) is not inside any {self.name} array "
-            "of this simulated launch"
+            f"of this simulated launch{near}"
         )
 
 
@@ -261,9 +276,11 @@ def cp_async_issue(dst_addr, src_addr, cp_size, src_size, what):
     src_size = int(src_size)
     if not 0 <= src_size <= cp_size:
         raise SimulatorError(f"{what}: src_size must be in [0, {cp_size}], got {src_size}")
+    if src_addr % cp_size:
+        raise SimulatorError(f"{what}: global address {src_addr:#x} is not {cp_size}-byte aligned")
     data = np.zeros(cp_size, np.uint8)
-    if src_size:
-        data[:src_size] = global_bytes(src_addr, cp_size, what)[:src_size]
+    if src_size:  # only src_size bytes are read; the rest are zero-filled, not fetched
+        data[:src_size] = launch_state().global_.bytes_at(int(src_addr), src_size, what)
     dst = shared_bytes(dst_addr, cp_size, what)
     _async_state(thread)[1].append((dst, data))
 
@@ -319,25 +336,46 @@ def _install_simulator_shims():
     (``np.uint16``) are turned into dtypes, which the simulator's dynamic shared memory
     path needs.
     """
+    import sys
+    import traceback
+
+    from numba import types
     from numba.cuda.simulator import kernelapi
+    from numba.np import numpy_support
 
-    def wrap(cls):
-        original = cls.array
-        if getattr(original, "_nbk_shim", False):
-            return
+    def check(alignment, dtype):
+        if alignment is not None and (alignment <= 0 or alignment & (alignment - 1)):
+            raise SimulatorError(f"alignment must be a power of two, got {alignment}")
+        if isinstance(dtype, type) and issubclass(dtype, np.generic):
+            return np.dtype(dtype)
+        if isinstance(dtype, types.Type):
+            return numpy_support.as_dtype(dtype)
+        return dtype
 
-        def array(self, shape, dtype, alignment=None):
-            if alignment is not None and (alignment <= 0 or alignment & (alignment - 1)):
-                raise SimulatorError(f"alignment must be a power of two, got {alignment}")
-            if isinstance(dtype, type) and issubclass(dtype, np.generic):
-                dtype = np.dtype(dtype)
-            return original(self, shape, dtype)
+    def shared_array(self, shape, dtype, alignment=None):
+        dtype = check(alignment, dtype)
+        if shape == 0:
+            return original_shared(self, 0, dtype)
+        # numba keys static shared arrays by the line that declares them; that line is our
+        # caller's, not this shim's (one key for every array would alias them all).
+        caller = traceback.extract_stack(sys._getframe(1), limit=1)[-1][0:2]
+        res = self._allocations.get(caller)
+        if res is None:
+            res = self._allocations[caller] = np.empty(shape, dtype)
+        return res
 
-        array._nbk_shim = True
-        cls.array = array
+    def local_array(self, shape, dtype, alignment=None):
+        return original_local(self, shape, check(alignment, dtype))
 
-    wrap(kernelapi.FakeCUDAShared)
-    wrap(kernelapi.FakeCUDALocal)
+    original_shared = kernelapi.FakeCUDAShared.array
+    original_local = kernelapi.FakeCUDALocal.array
+    if getattr(original_shared, "_nbk_shim", False):
+        return
+    shared_array._nbk_shim = local_array._nbk_shim = True
+    kernelapi.FakeCUDAShared.array = shared_array
+    kernelapi.FakeCUDALocal.array = local_array
+
+
 
 
 def _simulator_enabled() -> bool:

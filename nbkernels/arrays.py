@@ -1,0 +1,162 @@
+"""One view of the arrays users already have: CuPy, NumPy, torch, DLPack and CUDA-array-interface.
+
+:func:`as_view` turns an argument into an :class:`ArrayView` (device pointer, shape, strides in
+elements, a NumPy dtype with ml_dtypes' bfloat16 for bf16, device id, framework), without
+copying device arrays. NumPy (host) arrays are marked ``host=True``; the caller copies them.
+torch tensors are read through their own attributes (their ``__cuda_array_interface__`` types
+bf16 as the ambiguous ``<V2``); other objects through ``__cuda_array_interface__``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+
+from .errors import NbkernelsError
+
+BF16 = np.dtype(ml_dtypes.bfloat16)
+
+
+@dataclass
+class ArrayView:
+    ptr: int  # device address of element (0, ..., 0); 0 for host arrays
+    shape: tuple
+    strides: tuple  # in elements
+    dtype: np.dtype
+    framework: str  # "numpy", "cupy", "torch", "numba", "cai"
+    device: int | None  # CUDA device ordinal, None for host arrays
+    obj: Any  # the object itself, kept alive
+    host: bool = False
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    @property
+    def size(self):
+        return int(np.prod(self.shape, dtype=np.int64))
+
+
+def _framework(obj) -> str:
+    mod = type(obj).__module__.split(".")[0]
+    if isinstance(obj, np.ndarray):
+        return "numpy"
+    if mod == "cupy":
+        return "cupy"
+    if mod == "torch":
+        return "torch"
+    if mod == "numba" and hasattr(obj, "__cuda_array_interface__"):
+        return "numba"
+    if hasattr(obj, "__cuda_array_interface__"):
+        return "cai"
+    return "unknown"
+
+
+_TORCH_DTYPES = None
+
+
+def _torch_dtype(t):
+    global _TORCH_DTYPES
+    import torch
+
+    if _TORCH_DTYPES is None:
+        _TORCH_DTYPES = {
+            torch.float16: np.dtype(np.float16), torch.bfloat16: BF16,
+            torch.float32: np.dtype(np.float32), torch.float64: np.dtype(np.float64),
+            torch.int8: np.dtype(np.int8), torch.uint8: np.dtype(np.uint8),
+            torch.int32: np.dtype(np.int32), torch.int64: np.dtype(np.int64),
+        }
+    try:
+        return _TORCH_DTYPES[t.dtype]
+    except KeyError:
+        raise TypeError(f"unsupported torch dtype {t.dtype}") from None
+
+
+def _elem_strides(byte_strides, itemsize, name):
+    out = []
+    for s in byte_strides:
+        if s % itemsize:
+            raise NbkernelsError(
+                f"{name}: strides must be whole elements of {itemsize} bytes, got {byte_strides}")
+        out.append(s // itemsize)
+    return tuple(out)
+
+
+def as_view(obj, name: str) -> ArrayView:
+    """Describe ``obj`` (named ``name`` in messages) without copying it."""
+    fw = _framework(obj)
+    if fw == "numpy":
+        return ArrayView(0, obj.shape, _elem_strides(obj.strides, obj.itemsize, name), obj.dtype,
+                         "numpy", None, obj, host=True)
+    if fw == "cupy":
+        dt = np.dtype(obj.dtype)
+        return ArrayView(int(obj.data.ptr), tuple(obj.shape),
+                         _elem_strides(obj.strides, dt.itemsize, name), dt, "cupy",
+                         int(obj.device.id), obj)
+    if fw == "torch":
+        dt = _torch_dtype(obj)
+        if not obj.is_cuda:
+            host = obj.detach().contiguous()
+            arr = (host.view(__import__("torch").int16).numpy().view(BF16)
+                   if dt == BF16 else host.numpy())
+            return ArrayView(0, arr.shape, _elem_strides(arr.strides, arr.itemsize, name),
+                             arr.dtype, "torch", None, obj, host=True)
+        return ArrayView(int(obj.data_ptr()), tuple(obj.shape), tuple(obj.stride()), dt,
+                         "torch", int(obj.device.index), obj)
+    if fw in ("numba", "cai"):
+        cai = obj.__cuda_array_interface__
+        dt = np.dtype(getattr(obj, "nbk_dtype", None) or cai["typestr"])
+        if dt.kind == "V":
+            raise NbkernelsError(
+                f"{name}: its __cuda_array_interface__ typestr {cai['typestr']!r} does not say "
+                "which 16-bit type it holds; pass a CuPy array or a torch tensor instead")
+        shape = tuple(cai["shape"])
+        strides = cai.get("strides")
+        if strides is None:
+            strides = tuple(int(np.prod(shape[i + 1:], dtype=np.int64)) for i in range(len(shape)))
+        else:
+            strides = _elem_strides(strides, dt.itemsize, name)
+        ptr = int(cai["data"][0] or 0)
+        dev = _device_of_pointer(ptr) if ptr else None
+        return ArrayView(ptr, shape, strides, dt, fw, dev, obj)
+    raise NbkernelsError(
+        f"{name}: expected a NumPy, CuPy or torch array or an object with "
+        f"__cuda_array_interface__, got {type(obj).__name__}")
+
+
+def _device_of_pointer(ptr: int):
+    try:
+        from cuda.bindings import driver as drv
+
+        err, dev = drv.cuPointerGetAttribute(
+            drv.CUpointer_attribute.CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, ptr)
+        if err == drv.CUresult.CUDA_SUCCESS:
+            return int(dev)
+    except Exception:
+        pass
+    return None
+
+
+def current_stream_handle(framework: str, device: int | None, stream=None) -> int:
+    """The raw CUstream to launch on: ``stream`` if given, else the framework's current one."""
+    if stream is not None:
+        for attr in ("ptr", "cuda_stream", "handle"):
+            if hasattr(stream, attr):
+                h = getattr(stream, attr)
+                h = getattr(h, "value", h)
+                return int(h or 0)
+        if isinstance(stream, int):
+            return stream
+        raise NbkernelsError(
+            f"stream: expected a CuPy, torch or numba stream or a raw handle, got {type(stream)}")
+    if framework == "cupy":
+        import cupy
+
+        return int(cupy.cuda.get_current_stream().ptr)
+    if framework == "torch":
+        import torch
+
+        return int(torch.cuda.current_stream(device).cuda_stream)
+    return 0

@@ -1,0 +1,59 @@
+"""Tensor-core GEMM for numba-cuda: ``nbkernels.gemm(a, b)`` and ``@nbkernels.gemm`` epilogues."""
+from __future__ import annotations
+
+from .api import explain, plan
+from .config import TileConfig
+from .run import execute
+
+_MAX_EXTRAS = 6
+
+
+def gemm(a=None, b=None, c=None, *, alpha=1, beta=0, out=None, precision=None, stream=None,
+         variant=None):
+    """``alpha * a @ b + beta * c`` with ``numpy.matmul`` shape rules; returns the caller's type.
+
+    ``a`` (M x K or batch x M x K) and ``b`` (K x N or batch x K x N) are CuPy, NumPy or torch
+    arrays, or any object with ``__cuda_array_interface__``; a batch of 1 broadcasts. dtypes:
+    float16, bfloat16 (ml_dtypes in NumPy), float32 (``precision`` "3xtf32" (default: tensor
+    cores with float32-level accuracy), "tf32" or "fp32"), int8 (int32 result), float64.
+    ``c`` broadcasts to the result and has the result dtype. ``out`` receives the result in
+    place. ``stream`` is a CuPy, torch or numba stream (default: the caller's current one).
+    ``variant`` ("sm80", "sm75", "simt"; or env NBKERNELS_VARIANT) forces a kernel variant.
+
+    Used as a decorator on ``def epilogue(acc, i, j, *extra)``, returns a fused GEMM
+    ``fused(a, b, *extra, out=None, ...)`` that applies the epilogue to every accumulator
+    (after alpha and beta * c) in registers, before the single store.
+    """
+    if callable(a) and b is None and c is None and not hasattr(a, "shape"):
+        return FusedGemm(a)
+    p = plan(a, b, c, alpha=alpha, beta=beta, out=out, precision=precision, variant=variant)
+    return execute(p, alpha, beta, stream)
+
+
+class FusedGemm:
+    """A GEMM with a fused epilogue ``epilogue(acc, i, j, *extra) -> value``."""
+
+    def __init__(self, epilogue):
+        from numba import cuda
+
+        self.py_func = epilogue
+        self.epilogue = cuda.jit(device=True, inline="always")(epilogue)
+        self.__doc__ = epilogue.__doc__
+        self.__name__ = getattr(epilogue, "__name__", "fused_gemm")
+
+    def __call__(self, a, b, *extra, c=None, alpha=1, beta=0, out=None, precision=None,
+                 stream=None, variant=None):
+        from ..errors import NbkernelsError
+
+        if len(extra) > _MAX_EXTRAS:
+            raise NbkernelsError(
+                f"{self.__name__}: at most {_MAX_EXTRAS} extra arguments, got {len(extra)}")
+        p = plan(a, b, c, alpha=alpha, beta=beta, out=out, precision=precision, variant=variant)
+        return execute(p, alpha, beta, stream, self.epilogue, extra)
+
+    def explain(self, a, b, *extra, **kwargs):
+        kwargs.pop("stream", None)
+        return plan(a, b, **kwargs).describe() + f"\n  epilogue: {self.__name__} fused"
+
+
+__all__ = ["gemm", "explain", "plan", "FusedGemm", "TileConfig"]

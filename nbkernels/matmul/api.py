@@ -1,0 +1,258 @@
+"""``nbkernels.gemm``: ``alpha * a @ b + beta * c`` on the arrays callers already have.
+
+The call is planned (validation, kind, layouts, alignment, variant, tile) by :func:`plan`, which
+:func:`explain` prints and :func:`gemm` executes. Nothing the caller passed is modified except
+``out``, and ``out`` only after every check has passed.
+"""
+from __future__ import annotations
+
+import functools
+import os
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .. import arrays
+from ..arch import Arch, device_arch
+from ..errors import NbkernelsError
+from . import config as cfgmod
+from . import mma_kernel, simt_kernel
+
+SUPPORTED = ("float16", "bfloat16", "float32", "float64", "int8")
+PRECISIONS = ("tf32", "3xtf32", "fp32")
+RESULT_DTYPE = {"float16": "float16", "bfloat16": "bfloat16", "float32": "float32",
+                "float64": "float64", "int8": "int32"}
+
+#: Variant per compute-capability major (quack-style table). Every entry works: the Hopper
+#: (sm_90a) variant is a later issue, so major 9 runs the sm_80-class variant meanwhile.
+VARIANT_BY_MAJOR = {7: "sm75", 8: "sm80", 9: "sm80", 10: "sm80", 12: "sm80"}
+VARIANTS = ("sm80", "sm75", "simt")
+
+
+def _dtype_name(dt: np.dtype) -> str:
+    return "bfloat16" if dt == arrays.BF16 else np.dtype(dt).name
+
+
+@dataclass
+class Plan:
+    kind: str  # f16 bf16 tf32 3xtf32 s8 f32 f64
+    variant: str  # sm80, sm75, simt
+    arch: Arch | None
+    batch: int
+    m: int
+    n: int
+    k: int
+    result_dtype: np.dtype
+    a: arrays.ArrayView
+    b: arrays.ArrayView
+    c: arrays.ArrayView | None
+    out: arrays.ArrayView | None
+    a_kmajor: bool = True
+    b_kmajor: bool = True
+    copies: list = field(default_factory=list)  # (operand, reason) copied before the launch
+    aligned: bool = True
+    tile: cfgmod.TileConfig | None = None
+    reasons: list = field(default_factory=list)
+    host: bool = False
+
+    def describe(self) -> str:
+        lines = [f"gemm {self.batch}x{self.m}x{self.n}x{self.k} ({self.kind}) -> "
+                 f"{_dtype_name(self.result_dtype)}",
+                 f"  variant: {self.variant}" + (f" on {self.arch}" if self.arch else "")]
+        if self.variant != "simt":
+            lines.append(f"  layouts: a {'K' if self.a_kmajor else 'M'}-major, "
+                         f"b {'K' if self.b_kmajor else 'N'}-major")
+            lines.append(f"  loader: {'cp.async 16 B' if self.aligned else 'ordinary loads'}")
+            if self.tile:
+                lines.append(f"  tile: {self.tile}, "
+                             f"{self.tile.smem_bytes(self.kind)} B shared memory")
+        for op, why in self.copies:
+            lines.append(f"  copy of {op}: {why}")
+        lines += [f"  why: {r}" for r in self.reasons]
+        return "\n".join(lines)
+
+
+def _kind(dtype_name, precision, name_a="a"):
+    if precision is not None and precision not in PRECISIONS:
+        raise NbkernelsError(f"gemm: precision must be one of {PRECISIONS} or None, got {precision!r}")
+    if dtype_name == "float32":
+        return {"tf32": "tf32", "3xtf32": "3xtf32", "fp32": "f32", None: "3xtf32"}[precision]
+    if precision is not None:
+        raise NbkernelsError(
+            f"gemm: precision applies to float32 inputs only; {name_a} is {dtype_name}")
+    return {"float16": "f16", "bfloat16": "bf16", "float64": "f64", "int8": "s8"}[dtype_name]
+
+
+def _check_same_side(views):
+    host = {name for name, v in views if v is not None and v.host}
+    dev = {name: v.device for name, v in views if v is not None and not v.host}
+    if host and dev:
+        h, d = sorted(host)[0], sorted(dev)[0]
+        raise NbkernelsError(
+            f"gemm: {h} is a host (NumPy/CPU) array but {d} is on GPU {dev[d]}; pass all "
+            "arrays on the GPU, or all on the host")
+    devices = set(dev.values()) - {None}
+    if len(devices) > 1:
+        raise NbkernelsError(f"gemm: arrays are on different GPUs {dict(sorted(dev.items()))}")
+    return bool(host)
+
+
+def _batch_and_mat(v, name):
+    if v.ndim == 2:
+        return 1, 0, v.shape, v.strides
+    if v.ndim == 3:
+        return v.shape[0], (v.strides[0] if v.shape[0] > 1 else 0), v.shape[1:], v.strides[1:]
+    raise NbkernelsError(f"gemm: {name} must be 2-D or 3-D (batched), got {v.ndim}-D shape {v.shape}")
+
+
+def _select_variant(kind, arch, forced):
+    forced = forced or os.environ.get("NBKERNELS_VARIANT") or None
+    if forced is not None and forced not in VARIANTS:
+        raise NbkernelsError(f"gemm: variant must be one of {VARIANTS}, got {forced!r}")
+    if kind in ("f32", "f64"):
+        if forced not in (None, "simt"):
+            raise NbkernelsError(f"gemm: {kind} runs only on the simt variant, not {forced}")
+        return "simt", f"{kind} uses the SIMT kernel (no tensor-core path for it yet)"
+    base = VARIANT_BY_MAJOR.get(arch.major, "sm80") if arch else "sm80"
+    if arch is not None and arch.base < (7, 5):
+        raise NbkernelsError(f"gemm: {kind} needs tensor cores (sm_75+); this GPU is {arch}")
+    variant = forced or base
+    if variant == "simt":
+        raise NbkernelsError(f"gemm: the simt variant computes float32/float64 only, not {kind}")
+    if variant == "sm75" and kind != "f16":
+        raise NbkernelsError(
+            f"gemm: {kind} needs sm_80 tensor cores"
+            + (f"; this GPU is {arch}" if arch and arch.base < (8, 0) else " (variant sm75 forced)"))
+    if arch is not None and variant == "sm80" and arch.base < (8, 0):
+        raise NbkernelsError(f"gemm: variant sm80 needs sm_80+; this GPU is {arch}")
+    why = ("forced by " + ("argument" if forced else "NBKERNELS_VARIANT")) if forced else \
+        f"compute capability {arch.major}.{arch.minor} -> {base}" if arch else "simulator (sm80 code)"
+    return variant, why
+
+
+def _device_limits():
+    from numba import cuda
+    from numba.cuda import config
+
+    if config.ENABLE_CUDASIM:
+        return 132, 227 * 1024
+    dev = cuda.get_current_device()
+    return int(dev.MULTIPROCESSOR_COUNT), int(dev.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
+
+
+def plan(a, b, c=None, *, alpha=1, beta=0, out=None, precision=None, variant=None) -> Plan:
+    """Validate a call and decide how it runs; raises before anything is touched."""
+    va, vb = arrays.as_view(a, "a"), arrays.as_view(b, "b")
+    vc = arrays.as_view(c, "c") if c is not None else None
+    vo = arrays.as_view(out, "out") if out is not None else None
+    da, db = _dtype_name(va.dtype), _dtype_name(vb.dtype)
+    for name, d in (("a", da), ("b", db)):
+        if d not in SUPPORTED:
+            raise NbkernelsError(f"gemm: {name} has dtype {d}; expected one of {SUPPORTED}")
+    if da != db:
+        raise NbkernelsError(
+            f"gemm: a and b must have the same dtype, got a {da} and b {db}; cast one of them "
+            f"(e.g. b.astype(a.dtype))")
+    kind = _kind(da, precision)
+    host = _check_same_side([("a", va), ("b", vb), ("c", vc), ("out", vo)])
+    ba, sba, (m, ka), (sam, sak) = _batch_and_mat(va, "a")
+    bb, sbb, (kb, n), (sbk, sbn) = _batch_and_mat(vb, "b")
+    if ka != kb:
+        raise NbkernelsError(f"gemm: a.shape[-1] (K={ka}) must equal b.shape[-2] (got {kb})")
+    if ba != bb and 1 not in (ba, bb):
+        raise NbkernelsError(f"gemm: batch sizes {ba} (a) and {bb} (b) do not broadcast")
+    batch = max(ba, bb)
+    batched = va.ndim == 3 or vb.ndim == 3
+    out_shape = (batch, m, n) if batched else (m, n)
+    rdt = np.dtype(arrays.BF16 if RESULT_DTYPE[da] == "bfloat16" else RESULT_DTYPE[da])
+    if vo is not None:
+        if tuple(vo.shape) != out_shape:
+            raise NbkernelsError(f"gemm: out must have shape {out_shape}, got {tuple(vo.shape)}")
+        if vo.dtype != rdt:
+            raise NbkernelsError(
+                f"gemm: out must have dtype {_dtype_name(rdt)} (the result of {da} inputs), "
+                f"got {_dtype_name(vo.dtype)}")
+        if any(s < 0 for s in vo.strides) or (vo.size > 1 and 0 in [
+                s for s, d in zip(vo.strides, vo.shape) if d > 1]):
+            raise NbkernelsError(f"gemm: out must not overlap itself, got strides {vo.strides}")
+    if vc is not None:
+        if vc.dtype != rdt:
+            raise NbkernelsError(
+                f"gemm: c must have the result dtype {_dtype_name(rdt)}, got {_dtype_name(vc.dtype)}")
+        try:
+            np.broadcast_shapes(tuple(vc.shape), out_shape)
+            if np.broadcast_shapes(tuple(vc.shape), out_shape) != out_shape:
+                raise ValueError
+        except ValueError:
+            raise NbkernelsError(
+                f"gemm: c of shape {tuple(vc.shape)} does not broadcast to the result shape "
+                f"{out_shape}") from None
+    for name, v in (("alpha", alpha), ("beta", beta)):
+        if not isinstance(v, (int, float, np.integer, np.floating)) or isinstance(v, bool):
+            raise NbkernelsError(f"gemm: {name} must be a real number, got {v!r}")
+    if kind == "s8" and (float(alpha) != int(alpha) or float(beta) != int(beta)):
+        raise NbkernelsError("gemm: int8 GEMM takes integer alpha and beta")
+
+    from numba.cuda import config
+
+    arch = None if config.ENABLE_CUDASIM else device_arch()
+    var, why = _select_variant(kind, arch, variant)
+    p = Plan(kind, var, arch, batch, m, n, ka, rdt, va, vb, vc, vo, host=host, reasons=[why])
+    if var == "simt":
+        return p
+    # Layouts: K-major (row-major a, column-major b) or M/N-major (16-bit kinds, ldmatrix.trans).
+    esz = cfgmod.ELEMENT_BYTES[kind]
+    p.a_kmajor = sak == 1 or m == 1
+    p.b_kmajor = sbk == 1 or n == 1
+    if not p.a_kmajor and not (sam == 1 and esz == 2):
+        p.copies.append(("a", "strides %s are neither row- nor column-major" % (va.strides,)
+                         if sam != 1 else f"{kind} takes K-major (row-major) a only"))
+        p.a_kmajor = True
+    if not p.b_kmajor and not (sbn == 1 and esz == 2):
+        p.copies.append(("b", "strides %s are neither row- nor column-major" % (vb.strides,)
+                         if sbn != 1 else f"{kind} takes K-major (column-major) b only"))
+        p.b_kmajor = True
+    p.aligned = _aligned(va, sam if p.a_kmajor else sak, sba, esz, "a" in dict(p.copies)) and \
+        _aligned(vb, sbn if p.b_kmajor else sbk, sbb, esz, "b" in dict(p.copies))
+    if not p.aligned:
+        if esz == 1:
+            for op in ("a", "b"):
+                if op not in dict(p.copies):
+                    p.copies.append((op, "int8 operands not 16-byte aligned are copied"))
+            p.aligned = True
+        elif var == "sm80":
+            p.reasons.append("an operand's pointer or leading dimension is not 16-byte aligned: "
+                             "ordinary loads instead of cp.async")
+    if var == "sm75":
+        p.aligned = False
+        p.reasons.append("sm_75 has no cp.async: ordinary loads")
+    sms, max_smem = _device_limits()
+    p.tile = cfgmod.heuristic(kind, m, n, ka, batch, sms, max_smem)
+    if kind == "3xtf32":
+        p.tile = cfgmod.TileConfig(128, 128, 64, 2, 4, 3)
+        p.reasons.append("3xtf32 keeps two fragments per operand: 64x32 warp tiles avoid spills")
+    p.reasons.append(f"tile from the heuristic for {sms} SMs and {max_smem} B shared memory")
+    return p
+
+
+def _aligned(v, ld, batch_stride, esz, copied):
+    if copied:
+        return True
+    return v.ptr % 16 == 0 and (ld * esz) % 16 == 0 and (batch_stride * esz) % 16 == 0
+
+
+def explain(a, b, c=None, **kwargs) -> str:
+    """How ``gemm(a, b, c, **kwargs)`` would run on this device, and why."""
+    kwargs.pop("stream", None)
+    return plan(a, b, c, **kwargs).describe()
+
+
+# --- kernels, compiled once per configuration --------------------------------------------------
+@functools.lru_cache(maxsize=None)
+def _mma(tile, kind, a_km, b_km, aligned, sm75, epilogue, n_extra):
+    return mma_kernel.build_kernel(tile, kind, a_km, b_km, aligned, sm75, epilogue, n_extra)
+
+
+@functools.lru_cache(maxsize=None)
+def _simt(kind, epilogue, n_extra):
+    return simt_kernel.build_kernel(kind, epilogue, n_extra)

@@ -1,0 +1,91 @@
+"""Tile configurations of the tensor-core GEMM and the arch-aware heuristic that picks one.
+
+A configuration is compiled once per (variant, dtype, layout, arch) and reused for every
+problem size: M, N, K, strides and batch are kernel arguments.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import NbkernelsError
+
+#: bytes per element of each operand kind
+ELEMENT_BYTES = {"f16": 2, "bf16": 2, "tf32": 4, "3xtf32": 4, "s8": 1, "f64": 8, "f32": 4}
+
+
+@dataclass(frozen=True)
+class TileConfig:
+    """One block tile: ``bm x bn`` outputs per block, ``bk`` of K per pipeline stage."""
+
+    bm: int = 128
+    bn: int = 128
+    bk_bytes: int = 64  # K extent of a stage, in bytes of one operand row
+    warps_m: int = 2
+    warps_n: int = 2
+    stages: int = 4
+    group_m: int = 8  # block rasterization: blocks walk N within groups of group_m rows
+
+    def __post_init__(self):
+        wm, wn = self.bm // self.warps_m, self.bn // self.warps_n
+        problems = []
+        if self.bm % self.warps_m or self.bn % self.warps_n:
+            problems.append("bm/bn must divide by warps_m/warps_n")
+        if wm % 16 or wn % 16:
+            problems.append(f"warp tile {wm}x{wn} must be a multiple of 16x16")
+        if self.bk_bytes not in (64, 128):
+            problems.append(f"bk_bytes must be 64 or 128, got {self.bk_bytes}")
+        if not 2 <= self.stages <= 8:
+            problems.append(f"stages must be in [2, 8], got {self.stages}")
+        if problems:
+            raise NbkernelsError(f"TileConfig{self.key}: " + "; ".join(problems))
+
+    @property
+    def threads(self) -> int:
+        return 32 * self.warps_m * self.warps_n
+
+    @property
+    def key(self) -> tuple:
+        return (self.bm, self.bn, self.bk_bytes, self.warps_m, self.warps_n, self.stages,
+                self.group_m)
+
+    def bk(self, kind: str) -> int:
+        return self.bk_bytes // ELEMENT_BYTES[kind]
+
+    def smem_bytes(self, kind: str) -> int:
+        return self.stages * (self.bm + self.bn) * self.bk_bytes
+
+    def __str__(self):
+        return (f"{self.bm}x{self.bn}x{self.bk_bytes}B tile, {self.warps_m}x{self.warps_n} warps, "
+                f"{self.stages} stages")
+
+
+# The candidates the autotuner measures; the heuristic below picks among them.
+CANDIDATES = (
+    TileConfig(128, 128, 64, 2, 2, 4),
+    TileConfig(128, 256, 64, 2, 4, 3),
+    TileConfig(256, 128, 64, 4, 2, 3),
+    TileConfig(128, 128, 128, 2, 2, 3),
+    TileConfig(64, 128, 64, 2, 2, 4),
+    TileConfig(64, 64, 64, 2, 2, 4),
+)
+
+
+# What the heuristic walks, from the most to the least work per block; larger tiles are left
+# to the autotuner until measurements say they win by default.
+HEURISTIC_ORDER = (CANDIDATES[0], CANDIDATES[4], CANDIDATES[5])
+
+
+def heuristic(kind: str, m: int, n: int, k: int, batch: int, sm_count: int,
+              max_smem: int) -> TileConfig:
+    """Pick a tile for a problem: large tiles when they fill the GPU, smaller ones otherwise."""
+    def blocks(cfg):
+        return -(-m // cfg.bm) * -(-n // cfg.bn) * batch
+
+    fitting = [c for c in HEURISTIC_ORDER if c.smem_bytes(kind) <= max_smem]
+    if not fitting:
+        raise NbkernelsError(f"gemm: no tile configuration fits in {max_smem} bytes of shared memory")
+    for cfg in fitting:  # ordered from the most to the least work per block
+        if blocks(cfg) >= sm_count:
+            return cfg
+    # Too few blocks even for small tiles: the smallest tile gives the most parallelism.
+    return min(fitting, key=lambda c: c.bm * c.bn)

@@ -1,0 +1,409 @@
+"""The tensor-core GEMM kernel (sm_80 class, and sm_75 for f16): ``D = alpha * A @ B + beta * C``.
+
+Design (per block of ``threads`` threads computing a ``bm x bn`` tile of D):
+
+* operand tiles are staged in dynamic shared memory by a ``stages``-deep ring of ``cp.async``
+  copies (16 B each, zero-filled past the matrix edges); on sm_75 or for operands that are not
+  16-byte aligned, by ordinary loads instead (correct for any alignment, slower);
+* each tile row is ``bk_bytes`` (K-major operand) or ``bm``/``bn`` elements (M/N-major), cut in
+  16-byte chunks whose index is XOR-swizzled with the row so that the 8 rows one ``ldmatrix``
+  reads fall in 8 different bank groups;
+* each warp owns a ``wm x wn`` sub-tile, loads fragments with ``ldmatrix`` (``.trans`` for
+  M/N-major 16-bit operands) and issues ``(wm/16) * (wn/8)`` independent ``mma.sync`` per k-step;
+* the epilogue applies ``alpha``, ``beta * C`` and the optional fused epilogue to each
+  accumulator in registers, and stores D with guarded scalar stores;
+* blocks are rasterized in groups of ``group_m`` block-rows for L2 reuse; the batch index is
+  ``blockIdx.y``.
+
+Everything shape-dependent (M, N, K, strides, batch strides) is a kernel argument, so a
+kernel is compiled once per (kind, layouts, loader, tile config, epilogue) and arch.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import cuda, float32, int32, int64, uint32
+
+from .. import intrinsics as I
+from .config import ELEMENT_BYTES, TileConfig
+
+
+def _dev(fn):
+    return cuda.jit(device=True, inline="always")(fn)
+
+
+def _swizzle(cpr):
+    """16-byte-chunk swizzle for rows of ``cpr`` chunks (conflict-free 8-row ldmatrix)."""
+    if cpr >= 8:
+        @_dev
+        def swz(row, ch):
+            return ch ^ (row & 7)
+    elif cpr == 4:
+        @_dev
+        def swz(row, ch):
+            return ch ^ ((row >> 1) & 3)
+    else:
+        raise ValueError(f"unsupported chunks per row: {cpr}")
+    return swz
+
+
+# Per kind: mma k-step in elements (always 32 bytes: two 16-byte chunks), the mma intrinsic.
+_MMA = {
+    "f16": (16, I.mma_m16n8k16_f16_f32),
+    "bf16": (16, I.mma_m16n8k16_bf16_f32),
+    "tf32": (8, I.mma_m16n8k8_tf32_f32),
+    "3xtf32": (8, I.mma_m16n8k8_tf32_f32),
+    "s8": (32, I.mma_m16n8k32_s8_s32),
+}
+
+
+def epilogue_call(epilogue, n_extra):
+    """An inline device function ``apply(v, i, j, extra)`` = ``epilogue(v, i, j, *extra)``."""
+    if epilogue is None:
+        @_dev
+        def apply(v, i, j, extra):
+            return v
+        return apply
+    epi = epilogue if hasattr(epilogue, "py_func") else _dev(epilogue)
+    args = ", ".join(f"extra[{k}]" for k in range(n_extra))
+    ns = {"epi": epi}
+    exec(f"def apply(v, i, j, extra):\n    return epi(v, i, j{', ' if n_extra else ''}{args})\n", ns)
+    return _dev(ns["apply"])
+
+
+def _wait_group(n):
+    """``cp.async.wait_group n`` as a device function (the count must be a literal there)."""
+    src = f"def wait():\n    I.cp_async_wait_group({int(n)})\n"
+    ns = {"I": I}
+    exec(src, ns)
+    return _dev(ns["wait"])
+
+
+# Per output kind: the expression loading C at address ``ca`` (if ``ok``) as f32/s32, and the
+# statement storing value ``v`` at address ``da`` (if ``ok``).
+_C_LOAD = {
+    "bf16": "I.bits_to_f32(uint32(I.ld_global_u16_if(ca, ok)) << 16)",
+    "f16": "I.f16_bits_to_f32(I.ld_global_u16_if(ca, ok))",
+    "f32": "I.ld_global_f32_if(ca, ok)",
+    "s32": "I.ld_global_s32_if(ca, ok)",
+}
+_D_STORE = {
+    "bf16": "I.st_global_u16_if(da, I.cvt_f32_to_bf16(float32(v)), ok)",
+    "f16": "I.st_global_u16_if(da, I.cvt_f32_to_f16(float32(v)), ok)",
+    "f32": "I.st_global_f32_if(da, float32(v), ok)",
+    "s32": "I.st_global_s32_if(da, int32(v), ok)",
+}
+
+
+def _unrolled_epilogue(MF, NF, out_kind, epilogue, n_extra):
+    """Straight-line, branch-free epilogue over the accumulators, generated as source text.
+
+    Measured reasons: a loop here is not fully unrolled by NVVM once its body holds the guarded
+    load/store, and one run-time index moves the whole accumulator array to local memory (512 B
+    stack frame, 96 STL / 32 LDL per thread for a 64x64 warp tile); and numba's IR inliner copies
+    a callee's scope once per basic block, so an epilogue with an ``if`` per element took 60-100 s
+    to compile. Guards are predicates of the load/store instructions instead, and ``beta`` picks
+    one of two straight-line bodies.
+    """
+    args = ", ".join(f"extra[{k}]" for k in range(n_extra))
+    call = f"v = epi(v, row, col{', ' if n_extra else ''}{args})" if epilogue is not None else ""
+
+    def body(with_c, indent, tag):
+        # Every generated name is assigned once (numba's SSA pass is quadratic in reassignments
+        # of one name: 15 s here), and each output row is its own basic block (numba's lowering
+        # scans a block's assignments once per variable defined in it: 17 s for one block).
+        pad = " " * indent
+        out = []
+        for f in range(MF):
+            for h in range(2):
+                r = f"{tag}{f}_{h}"
+                out += [f"{pad}row{r} = row0 + {f * 16 + 8 * h}",
+                        f"{pad}if row{r} < M:",
+                        f"{pad}    crow{r} = c_base + row{r} * ldc_r",
+                        f"{pad}    drow{r} = d_base + row{r} * ldd_r"]
+                for n in range(NF):
+                    for e in range(2):
+                        x = f"{r}_{n}_{e}"
+                        col = f"(col0 + {n * 8 + e})"
+                        out += [f"{pad}    ok{x} = {col} < N",
+                                f"{pad}    a{x} = alpha * acc[{f}, {n}, {2 * h + e}]"]
+                        val = f"a{x}"
+                        if with_c:
+                            load = (_C_LOAD[out_kind].replace("ca", f"crow{r} + {col} * ldc_c")
+                                    .replace("ok", f"ok{x}"))
+                            out.append(f"{pad}    b{x} = {val} + beta * {load}")
+                            val = f"b{x}"
+                        if call:
+                            out.append(f"{pad}    e{x} = " + call[4:].replace("v,", f"{val},", 1)
+                                       .replace("row,", f"row{r},", 1).replace("col", col, 1))
+                            val = f"e{x}"
+                        store = (_D_STORE[out_kind].replace("da", f"drow{r} + {col} * ldd_c")
+                                 .replace("(v)", f"({val})").replace("ok", f"ok{x}"))
+                        out.append(f"{pad}    {store}")
+        return out
+
+    lines = ["def store_all(acc, row0, col0, M, N, alpha, beta, c_base, d_base,",
+             "              ldc_r, ldc_c, ldd_r, ldd_c, extra):",
+             "    if beta != 0:", *body(True, 8, "p"), "    else:", *body(False, 8, "q")]
+    ns = {"I": I, "uint32": uint32, "float32": float32, "int32": int32}
+    if epilogue is not None:
+        ns["epi"] = epilogue if hasattr(epilogue, "py_func") else _dev(epilogue)
+    exec("\n".join(lines) + "\n", ns)
+    return _dev(ns["store_all"])
+
+
+OUT_KIND = {"f16": "f16", "bf16": "bf16", "tf32": "f32", "3xtf32": "f32", "s8": "s32"}
+
+
+def build_kernel(cfg: TileConfig, kind: str, a_kmajor: bool, b_kmajor: bool, async_copy: bool,
+                 sm75: bool = False, epilogue=None, n_extra: int = 0):
+    """The kernel for one (config, kind, layouts, loader, epilogue); see the module docstring."""
+    if kind not in _MMA:
+        raise ValueError(f"tensor-core GEMM has no kind {kind!r}")
+    if (not a_kmajor or not b_kmajor) and ELEMENT_BYTES[kind] != 2:
+        raise ValueError(f"{kind}: only K-major operands (ldmatrix.trans moves 16-bit elements)")
+    if not async_copy and ELEMENT_BYTES[kind] not in (2, 4):
+        raise ValueError(f"{kind}: the ordinary-load path takes 16- and 32-bit elements")
+    if sm75 and (kind != "f16" or async_copy):
+        raise ValueError("the sm_75 variant is f16 with ordinary loads")
+    ESZ = ELEMENT_BYTES[kind]
+    EPC = 16 // ESZ  # elements per 16-byte chunk
+    KSTEP, mma = _MMA[kind]
+    BM, BN, BKB, STAGES = cfg.bm, cfg.bn, cfg.bk_bytes, cfg.stages
+    BK = BKB // ESZ
+    KSTEPS = BK // KSTEP
+    WARPS_N = cfg.warps_n
+    WM, WN = BM // cfg.warps_m, BN // cfg.warps_n
+    MF, NF = WM // 16, WN // 8
+    NT = cfg.threads
+    GROUP_M = cfg.group_m
+    # Shared-memory tile geometry: rows x chunks-per-row (16-byte chunks).
+    A_ROWS, A_CPR = (BM, BKB // 16) if a_kmajor else (BK, BM * ESZ // 16)
+    B_ROWS, B_CPR = (BN, BKB // 16) if b_kmajor else (BK, BN * ESZ // 16)
+    A_BYTES, B_BYTES = A_ROWS * A_CPR * 16, B_ROWS * B_CPR * 16
+    STAGE_BYTES = A_BYTES + B_BYTES
+    A_ITERS, B_ITERS = A_ROWS * A_CPR // NT, B_ROWS * B_CPR // NT
+    if A_ITERS * NT != A_ROWS * A_CPR or B_ITERS * NT != B_ROWS * B_CPR:
+        raise ValueError(f"{cfg}: tile chunks do not divide among {NT} threads")
+    swz_a, swz_b = _swizzle(A_CPR), _swizzle(B_CPR)
+    out_kind = OUT_KIND[kind]
+    split3 = kind == "3xtf32"
+    tf32_round = kind in ("tf32", "3xtf32")
+    is_int = kind == "s8"
+
+    # --- global -> shared ---------------------------------------------------------------
+    def make_loader(ROWS, CPR, ITERS, swz, kmajor):
+        if async_copy:
+            @_dev
+            def load_tile(sbase, gptr, mn0, k0, MN, K, ld, tid):
+                for it in range(ITERS):
+                    cid = tid + it * NT
+                    row = cid // CPR
+                    ch = cid % CPR
+                    if kmajor:
+                        outer, inner, outer_n, inner_n = mn0 + row, k0 + ch * EPC, MN, K
+                    else:
+                        outer, inner, outer_n, inner_n = k0 + row, mn0 + ch * EPC, K, MN
+                    nbytes = 0
+                    src = gptr
+                    if outer < outer_n and inner < inner_n:
+                        nbytes = min(16, (inner_n - inner) * ESZ)
+                        src = gptr + (outer * ld + inner) * ESZ
+                    I.cp_async_cg(sbase + row * (CPR * 16) + swz(row, ch) * 16, src, 16, nbytes)
+        else:
+            @_dev
+            def load_tile(sbase, gptr, mn0, k0, MN, K, ld, tid):
+                # Any alignment of the operand: element loads, 32-bit stores to shared memory.
+                sm = cuda.shared.array(0, uint32)
+                for it in range(ITERS):
+                    cid = tid + it * NT
+                    row = cid // CPR
+                    ch = cid % CPR
+                    if kmajor:
+                        outer, inner, outer_n, inner_n = mn0 + row, k0 + ch * EPC, MN, K
+                    else:
+                        outer, inner, outer_n, inner_n = k0 + row, mn0 + ch * EPC, K, MN
+                    word0 = (sbase - I.smem_addr(sm, 0) + row * (CPR * 16) + swz(row, ch) * 16) // 4
+                    for w in range(4):
+                        v = uint32(0)
+                        if ESZ == 2:
+                            for h in range(2):
+                                e = inner + w * 2 + h
+                                if outer < outer_n and e < inner_n:
+                                    a16 = I.ld_global_u16(gptr + (outer * ld + e) * 2)
+                                    v |= uint32(a16) << (16 * h)
+                        else:
+                            e = inner + w
+                            if outer < outer_n and e < inner_n:
+                                v = I.ld_global_u32(gptr + (outer * ld + e) * 4)
+                        sm[word0 + w] = v
+        return load_tile
+
+    load_a = make_loader(A_ROWS, A_CPR, A_ITERS, swz_a, a_kmajor)
+    load_b = make_loader(B_ROWS, B_CPR, B_ITERS, swz_b, b_kmajor)
+
+    # --- shared -> registers -----------------------------------------------------------------
+    @_dev
+    def a_offset(f, kk, lane, wm):
+        if a_kmajor:
+            row = wm * WM + f * 16 + (lane % 16)
+            ch = kk * 2 + lane // 16
+            return row * (A_CPR * 16) + swz_a(row, ch) * 16
+        j = lane // 8
+        krow = kk * KSTEP + 8 * (j // 2) + lane % 8
+        ch = (wm * WM + f * 16 + 8 * (j % 2)) // EPC
+        return krow * (A_CPR * 16) + swz_a(krow, ch) * 16
+
+    @_dev
+    def b_offset(p, kk, lane, wn):
+        j = lane // 8
+        if b_kmajor:
+            row = wn * WN + p * 16 + 8 * (j // 2) + lane % 8
+            ch = kk * 2 + (j % 2)
+            return row * (B_CPR * 16) + swz_b(row, ch) * 16
+        krow = kk * KSTEP + 8 * (j % 2) + lane % 8
+        ch = (wn * WN + p * 16 + 8 * (j // 2)) // EPC
+        return krow * (B_CPR * 16) + swz_b(krow, ch) * 16
+
+    @_dev
+    def ld_a(addr):
+        if a_kmajor:
+            return I.ldmatrix_x4(addr)
+        return I.ldmatrix_x4_trans(addr)
+
+    @_dev
+    def ld_b(addr):
+        if b_kmajor:
+            return I.ldmatrix_x4(addr)
+        return I.ldmatrix_x4_trans(addr)
+
+    @_dev
+    def tf32(x):
+        return I.f32_to_tf32(I.bits_to_f32(x))
+
+    @_dev
+    def tf32_small(x, big):
+        return I.f32_to_tf32(I.bits_to_f32(x) - I.bits_to_f32(big))
+
+    if sm75:
+        @_dev
+        def do_mma(a, b, c):
+            d = I.mma_m16n8k8_f16_f32((a[0], a[1]), b[0], c)
+            return I.mma_m16n8k8_f16_f32((a[2], a[3]), b[1], d)
+    else:
+        @_dev
+        def do_mma(a, b, c):
+            return mma(a, b, c)
+
+    acc_t = int32 if is_int else float32
+    wait_stages = _wait_group(STAGES - 2)
+    store_all = _unrolled_epilogue(MF, NF, out_kind, epilogue, n_extra)
+
+    OSZ = {"f16": 2, "bf16": 2, "f32": 4, "s32": 4}[out_kind]
+
+    @cuda.jit
+    def kernel(A, B, C, D, M, N, K, lda, ldb, ldc_r, ldc_c, ldd_r, ldd_c,
+               sa, sb, sc, sd, alpha, beta, grid_m, grid_n, extra):
+        # A, B, C, D are 1-D views starting at each operand's first element; all indexing is
+        # by address from here on (cp.async and the predicated epilogue take addresses).
+        a_ptr = int64(I.gmem_addr(A, 0))
+        b_ptr = int64(I.gmem_addr(B, 0))
+        c_ptr = int64(I.gmem_addr(C, 0))
+        d_ptr = int64(I.gmem_addr(D, 0))
+        sm = cuda.shared.array(0, uint32)
+        smem = I.smem_addr(sm, 0)
+        tid = cuda.threadIdx.x
+        lane = tid % 32
+        warp = tid // 32
+        wm = warp // WARPS_N
+        wn = warp % WARPS_N
+        # block rasterization: groups of GROUP_M block-rows walk N together (L2 reuse)
+        pid = cuda.blockIdx.x
+        per_group = GROUP_M * grid_n
+        first_m = (pid // per_group) * GROUP_M
+        rows_in_group = min(grid_m - first_m, GROUP_M)
+        bm_idx = first_m + (pid % per_group) % rows_in_group
+        bn_idx = (pid % per_group) // rows_in_group
+        m0 = bm_idx * BM
+        n0 = bn_idx * BN
+        batch = cuda.blockIdx.y
+        a_base = a_ptr + batch * sa * ESZ
+        b_base = b_ptr + batch * sb * ESZ
+
+        acc = cuda.local.array((MF, NF, 4), acc_t)
+        for f in range(MF):
+            for n in range(NF):
+                for i in range(4):
+                    acc[f, n, i] = 0
+        afrag = cuda.local.array((MF, 4), uint32)
+        bfrag = cuda.local.array((NF, 2), uint32)
+        asmall = cuda.local.array((MF, 4), uint32)
+        bsmall = cuda.local.array((NF, 2), uint32)
+
+        ktiles = (K + BK - 1) // BK
+        for s in range(STAGES - 1):
+            if s < ktiles:
+                st = smem + s * STAGE_BYTES
+                load_a(st, a_base, m0, s * BK, M, K, lda, tid)
+                load_b(st + A_BYTES, b_base, n0, s * BK, N, K, ldb, tid)
+            if async_copy:
+                I.cp_async_commit_group()
+        for kt in range(ktiles):
+            if async_copy:
+                wait_stages()
+            cuda.syncthreads()
+            nt = kt + STAGES - 1
+            if nt < ktiles:
+                st = smem + (nt % STAGES) * STAGE_BYTES
+                load_a(st, a_base, m0, nt * BK, M, K, lda, tid)
+                load_b(st + A_BYTES, b_base, n0, nt * BK, N, K, ldb, tid)
+            if async_copy:
+                I.cp_async_commit_group()
+            sa_base = smem + (kt % STAGES) * STAGE_BYTES
+            sb_base = sa_base + A_BYTES
+            for kk in range(KSTEPS):
+                for f in range(MF):
+                    d = ld_a(sa_base + a_offset(f, kk, lane, wm))
+                    for r in range(4):
+                        afrag[f, r] = d[r]
+                for p in range(NF // 2):
+                    d = ld_b(sb_base + b_offset(p, kk, lane, wn))
+                    bfrag[2 * p, 0] = d[0]
+                    bfrag[2 * p, 1] = d[1]
+                    bfrag[2 * p + 1, 0] = d[2]
+                    bfrag[2 * p + 1, 1] = d[3]
+                if tf32_round:
+                    for f in range(MF):
+                        for r in range(4):
+                            big = tf32(afrag[f, r])
+                            if split3:
+                                asmall[f, r] = tf32_small(afrag[f, r], big)
+                            afrag[f, r] = big
+                    for n in range(NF):
+                        for r in range(2):
+                            big = tf32(bfrag[n, r])
+                            if split3:
+                                bsmall[n, r] = tf32_small(bfrag[n, r], big)
+                            bfrag[n, r] = big
+                for f in range(MF):
+                    for n in range(NF):
+                        a = (afrag[f, 0], afrag[f, 1], afrag[f, 2], afrag[f, 3])
+                        b = (bfrag[n, 0], bfrag[n, 1])
+                        c = (acc[f, n, 0], acc[f, n, 1], acc[f, n, 2], acc[f, n, 3])
+                        if split3:
+                            c = do_mma((asmall[f, 0], asmall[f, 1], asmall[f, 2], asmall[f, 3]),
+                                       b, c)
+                            c = do_mma(a, (bsmall[n, 0], bsmall[n, 1]), c)
+                        d = do_mma(a, b, c)
+                        for i in range(4):
+                            acc[f, n, i] = d[i]
+        if async_copy:
+            I.cp_async_wait_all()
+
+        # --- epilogue: alpha, beta * C, fused function, guarded stores ----------------------
+        store_all(acc, m0 + wm * WM + (lane >> 2), n0 + wn * WN + 2 * (lane & 3), M, N,
+                  alpha, beta, c_ptr + batch * sc * OSZ, d_ptr + batch * sd * OSZ,
+                  ldc_r * OSZ, ldc_c * OSZ, ldd_r * OSZ, ldd_c * OSZ, extra)
+
+    kernel.nbk_smem_bytes = STAGES * STAGE_BYTES
+    kernel.nbk_threads = NT
+    return kernel

@@ -1,0 +1,283 @@
+"""Executing a GEMM plan: copies where the plan asks, the output, the launch."""
+from __future__ import annotations
+
+import numpy as np
+from numba import cuda, types
+
+from .. import arrays
+from ..errors import NbkernelsError
+from ..smem import enable_large_shared_memory
+from . import api
+from .config import ELEMENT_BYTES
+
+_MAX_GRID_Y = 65535
+
+
+def _simulated():
+    from numba.cuda import config
+
+    return bool(config.ENABLE_CUDASIM)
+
+
+def _extent(view) -> int:
+    """Elements from the first to one past the last element (non-negative strides)."""
+    if view.size == 0:
+        return 1
+    return 1 + sum((d - 1) * s for d, s in zip(view.shape, view.strides))
+
+
+def _flat(view, dtype):
+    """A 1-D array of ``dtype`` starting at ``view``'s first element and covering all of it."""
+    itemsize = view.dtype.itemsize
+    nbytes = max(_extent(view) * itemsize, np.dtype(dtype).itemsize)
+    count = nbytes // np.dtype(dtype).itemsize
+    if view.host:
+        from ..intrinsics.sim import _owner, memory_bytes
+
+        x = view.obj if isinstance(view.obj, np.ndarray) else np.asarray(view.obj)
+        owner = _owner(x)
+        off = x.__array_interface__["data"][0] - owner.__array_interface__["data"][0]
+        return np.ndarray((count,), dtype, buffer=memory_bytes(owner), offset=off)
+    desc = {"shape": (count,), "strides": None, "typestr": np.dtype(dtype).str,
+            "data": (view.ptr, False), "version": 3}
+    return cuda.from_cuda_array_interface(desc, owner=view.obj, sync=False)
+
+
+def _kmajor_copy(view, name, transpose, pad):
+    """A K-major copy of an operand in its own framework.
+
+    The copy's rows (of K elements) are contiguous and start every ``pad`` elements (rounded up
+    from K), so the copy meets cp.async's 16-byte alignment. For b (``transpose``) the rows are
+    its columns: the copy is column-major, as the K-major b layout wants.
+    """
+    obj = view.obj
+    if view.host and not isinstance(obj, np.ndarray):
+        obj = np.asarray(obj)
+    if view.framework == "torch":
+        src = obj.transpose(-1, -2) if transpose else obj
+        rows, k = src.shape[-2], src.shape[-1]
+        buf = obj.new_zeros(tuple(src.shape[:-2]) + (rows, -(-k // pad) * pad))
+        buf[..., :k] = src
+        new = buf[..., :k]
+        new = new.transpose(-1, -2) if transpose else new
+    else:
+        if view.framework == "cupy":
+            import cupy as xp
+        elif view.host:
+            xp = np
+        else:  # another CUDA-array-interface object: through CuPy-less host round trip
+            obj = cuda.as_cuda_array(obj).copy_to_host()
+            xp = np
+        src = obj.swapaxes(-1, -2) if transpose else obj
+        rows, k = src.shape[-2], src.shape[-1]
+        buf = xp.zeros(tuple(src.shape[:-2]) + (rows, -(-k // pad) * pad), src.dtype)
+        buf[..., :k] = src
+        new = buf[..., :k]
+        new = new.swapaxes(-1, -2) if transpose else new
+        if xp is np and not view.host:
+            new = cuda.to_device(buf)[..., :k]
+            new = new.T if transpose and new.ndim == 2 else new
+    return arrays.as_view(new, name)
+
+
+def _empty(like, shape, dtype):
+    """An uninitialised result in the framework of ``like`` (an ArrayView)."""
+    if like.host:
+        return np.empty(shape, dtype)
+    if like.framework == "cupy":
+        import cupy
+
+        with cupy.cuda.Device(like.device):
+            return cupy.empty(shape, dtype)
+    if like.framework == "torch":
+        import torch
+
+        tdt = {np.dtype(np.float16): torch.float16, arrays.BF16: torch.bfloat16,
+               np.dtype(np.float32): torch.float32, np.dtype(np.float64): torch.float64,
+               np.dtype(np.int32): torch.int32}[np.dtype(dtype)]
+        return torch.empty(shape, dtype=tdt, device=like.obj.device)
+    if np.dtype(dtype) == arrays.BF16:
+        raise NbkernelsError("gemm: bfloat16 results need CuPy or torch inputs (numba has no bf16)")
+    return cuda.device_array(shape, dtype)
+
+
+def _bstride(view):
+    return view.strides[0] if view.ndim == 3 and view.shape[0] > 1 else 0
+
+
+def _c_strides(view, out_shape):
+    """(batch, row, col) element strides of c broadcast to the result shape."""
+    full = (1,) * (3 - view.ndim) + tuple(view.shape)
+    st = (0,) * (3 - view.ndim) + tuple(view.strides)
+    shape3 = (1,) * (3 - len(out_shape)) + tuple(out_shape)
+    return tuple(0 if d == 1 and t != 1 else s for d, s, t in zip(full, st, shape3))
+
+
+_configured = set()
+
+
+def _launch(kernel, sig, grid, block, smem, stream, args):
+    key = (id(kernel), sig, None if _simulated() else cuda.get_current_device().id)
+    if key not in _configured:
+        if smem > 48 * 1024:
+            enable_large_shared_memory(kernel, sig, smem)
+        elif not _simulated():
+            kernel.compile(sig)
+        _configured.add(key)
+    kernel[grid, block, stream, smem](*args)
+
+
+def _numba_stream(handle):
+    if _simulated() or not handle:
+        return 0
+    return cuda.external_stream(handle)
+
+
+def execute(p: "api.Plan", alpha, beta, stream=None, epilogue=None, extras=()):
+    """Run a plan; returns the result in the caller's array type."""
+    if p.host and not _simulated():
+        return _via_device(p, alpha, beta, stream, epilogue, extras)
+    va, vb, vc = p.a, p.b, p.c
+    pad = 16 // ELEMENT_BYTES.get(p.kind, 4) if p.variant != "simt" else 1
+    for op, _ in p.copies:
+        if op == "a":
+            va = _kmajor_copy(va, "a", transpose=False, pad=pad)
+        else:
+            vb = _kmajor_copy(vb, "b", transpose=True, pad=pad)
+    batched = va.ndim == 3 or vb.ndim == 3
+    out_shape = (p.batch, p.m, p.n) if batched else (p.m, p.n)
+    result = p.out.obj if p.out is not None else _empty(va, out_shape, p.result_dtype)
+    vd = p.out if p.out is not None else arrays.as_view(result, "out")
+    if p.m == 0 or p.n == 0 or p.batch == 0:
+        return result
+    handle = arrays.current_stream_handle(va.framework, va.device, stream)
+    nstream = _numba_stream(handle)
+    d3 = (_bstride(vd),) + tuple(vd.strides[-2:])
+    c3 = _c_strides(vc, out_shape) if vc is not None else (0, 0, 0)
+    beta_eff = beta if vc is not None else 0
+    ext = tuple(_extra_array(e, i) for i, e in enumerate(extras))
+    ext_types = types.Tuple(tuple(_typeof(e) for e in ext))
+    if p.variant == "simt":
+        el = {"f32": np.float32, "f64": np.float64}[p.kind]
+        A, B, D = _flat(va, el), _flat(vb, el), _flat(vd, el)
+        C = _flat(vc, el) if vc is not None else D
+        kern = api._simt(p.kind, epilogue, len(ext))
+        from . import simt_kernel as sk
+
+        gm, gn = -(-p.m // sk.BM), -(-p.n // sk.BN)
+        scal = [p.m, p.n, p.k, va.strides[-2], va.strides[-1], vb.strides[-2], vb.strides[-1],
+                c3[1], c3[2], d3[1], d3[2]]
+        bstr = [_bstride(va), _bstride(vb), c3[0], d3[0]]
+        nb = numba_scalar = types.float32 if p.kind == "f32" else types.float64
+        sig = (types.Array(numba_scalar, 1, "C"),) * 4 + (types.int64,) * 15 + (nb, nb) + \
+            (types.int32, types.int32, ext_types)
+        al, be = el(alpha), el(beta_eff)
+        _batched_launch(kern, sig, gm * gn, sk.THREADS, 0, nstream, p.batch,
+                        [A, B, C, D], [ELEMENT_BYTES[p.kind]] * 4, bstr, scal,
+                        [al, be, np.int32(gm), np.int32(gn), ext])
+        return result
+    esz = ELEMENT_BYTES[p.kind]
+    osz = p.result_dtype.itemsize
+    A, B, D = _flat(va, np.uint8), _flat(vb, np.uint8), _flat(vd, np.uint8)
+    C = _flat(vc, np.uint8) if vc is not None else D
+    lda = va.strides[-2] if p.a_kmajor else va.strides[-1]
+    ldb = vb.strides[-1] if p.b_kmajor else vb.strides[-2]
+    kern = api._mma(p.tile, p.kind, p.a_kmajor, p.b_kmajor, p.aligned, p.variant == "sm75",
+                    epilogue, len(ext))
+    gm, gn = -(-p.m // p.tile.bm), -(-p.n // p.tile.bn)
+    scal = [p.m, p.n, p.k, lda, ldb, c3[1], c3[2], d3[1], d3[2]]
+    bstr = [_bstride(va), _bstride(vb), c3[0], d3[0]]
+    at = types.int32 if p.kind == "s8" else types.float32
+    sig = (types.Array(types.uint8, 1, "C"),) * 4 + (types.int64,) * 13 + (at, at) + \
+        (types.int32, types.int32, ext_types)
+    cast = np.int32 if p.kind == "s8" else np.float32
+    _batched_launch(kern, sig, gm * gn, p.tile.threads, kern.nbk_smem_bytes, nstream, p.batch,
+                    [A, B, C, D], [esz, esz, osz, osz], bstr, scal,
+                    [cast(alpha), cast(beta_eff), np.int32(gm), np.int32(gn), ext])
+    return result
+
+
+def _batched_launch(kern, sig, blocks, threads, smem, stream, batch, flats, sizes, bstrides,
+                    scalars, tail):
+    """Launch over the batch in chunks of at most 65535 (the grid's y limit)."""
+    for b0 in range(0, batch, _MAX_GRID_Y):
+        nb = min(_MAX_GRID_Y, batch - b0)
+        ops = [f[b0 * s * (z if f.dtype == np.uint8 else 1):] if b0 else f
+               for f, s, z in zip(flats, bstrides, sizes)]
+        args = ops + [np.int64(x) for x in scalars] + [np.int64(s) for s in bstrides] + tail
+        _launch(kern, sig, (blocks, nb, 1), threads, smem, stream, args)
+
+
+def _typeof(x):
+    import numba
+
+    return numba.typeof(x)
+
+
+def _extra_array(e, i):
+    """An epilogue extra as an array numba can pass (bf16 arrives as uint16 bits)."""
+    if isinstance(e, (int, float, np.number)):
+        return e
+    if _simulated():
+        return np.asarray(e)
+    v = arrays.as_view(e, f"extra[{i}]")
+    if v.host:
+        raise NbkernelsError(f"gemm: epilogue extra[{i}] is a host array; pass it on the GPU")
+    dt = np.dtype(np.uint16) if v.dtype == arrays.BF16 else v.dtype
+    desc = {"shape": tuple(v.shape), "typestr": dt.str, "data": (v.ptr, False), "version": 3,
+            "strides": tuple(s * dt.itemsize for s in v.strides)}
+    return cuda.from_cuda_array_interface(desc, owner=e, sync=False)
+
+
+def _via_device(p, alpha, beta, stream, epilogue, extras):
+    """NumPy inputs with a GPU present: copy in, run on the device, copy the result back."""
+    def dev(view):
+        if view is None:
+            return None
+        x = view.obj if isinstance(view.obj, np.ndarray) else np.asarray(view.obj)
+        bits = x.view(np.uint16) if x.dtype == arrays.BF16 else x
+        d = cuda.to_device(np.ascontiguousarray(bits))
+        return d if x.dtype != arrays.BF16 else _Bf16Device(d)
+
+    da, db, dc = dev(p.a), dev(p.b), dev(p.c)
+    dext = tuple(cuda.to_device(np.ascontiguousarray(e)) if isinstance(e, np.ndarray) else e
+                 for e in extras)
+    batched = p.a.ndim == 3 or p.b.ndim == 3
+    shape = (p.batch, p.m, p.n) if batched else (p.m, p.n)
+    bits_dt = np.uint16 if p.result_dtype == arrays.BF16 else p.result_dtype
+    dout = _Bf16Device(cuda.device_array(shape, bits_dt)) if p.result_dtype == arrays.BF16 \
+        else cuda.device_array(shape, bits_dt)
+    q = api.plan(da, db, dc, alpha=alpha, beta=beta, out=dout, variant=_forced(p),
+                 precision=_precision(p.kind))
+    execute(q, alpha, beta, stream, epilogue, dext)
+    host = dout.copy_to_host()
+    host = host.view(arrays.BF16) if p.result_dtype == arrays.BF16 else host
+    if p.out is not None:
+        p.out.obj[...] = host
+        return p.out.obj
+    return host
+
+
+def _forced(p):
+    import os
+
+    return p.variant if os.environ.get("NBKERNELS_VARIANT") else None
+
+
+def _precision(kind):
+    return {"tf32": "tf32", "3xtf32": "3xtf32", "f32": "fp32"}.get(kind)
+
+
+class _Bf16Device:
+    """A numba device array of uint16 bits that says it holds bfloat16 (for host round trips)."""
+
+    nbk_dtype = arrays.BF16
+
+    def __init__(self, d):
+        self._d = d
+        cai = dict(d.__cuda_array_interface__)
+        self.__cuda_array_interface__ = cai
+        self.shape = d.shape
+
+    def copy_to_host(self):
+        return self._d.copy_to_host()
