@@ -100,7 +100,7 @@ def k(out):
 import nbkernels  # installs the simulator shims
 out = np.zeros(32, np.float32)
 k[1, 32](out)
-print("OUT", list(out.astype(int)))
+print("OUT", out.astype(int).tolist())
 '''
 
 
