@@ -9,7 +9,7 @@ _MAX_EXTRAS = 6
 
 
 def gemm(a=None, b=None, c=None, *, alpha=1, beta=0, out=None, precision=None, stream=None,
-         variant=None):
+         variant=None, tile=None):
     """``alpha * a @ b + beta * c`` with ``numpy.matmul`` shape rules; returns the caller's type.
 
     ``a`` (M x K or batch x M x K) and ``b`` (K x N or batch x K x N) are CuPy, NumPy or torch
@@ -18,7 +18,8 @@ def gemm(a=None, b=None, c=None, *, alpha=1, beta=0, out=None, precision=None, s
     cores with float32-level accuracy), "tf32" or "fp32"), int8 (int32 result), float64.
     ``c`` broadcasts to the result and has the result dtype. ``out`` receives the result in
     place. ``stream`` is a CuPy, torch or numba stream (default: the caller's current one).
-    ``variant`` ("sm80", "sm75", "simt"; or env NBKERNELS_VARIANT) forces a kernel variant.
+    ``variant`` ("sm80", "sm75", "simt"; or env NBKERNELS_VARIANT) forces a kernel variant, and
+    ``tile`` (a :class:`TileConfig`; or env NBKERNELS_TILE) a tile configuration.
 
     Used as a decorator on ``def epilogue(acc, i, j, *extra)``, returns a fused GEMM
     ``fused(a, b, *extra, out=None, ...)`` that applies the epilogue to every accumulator
@@ -26,7 +27,8 @@ def gemm(a=None, b=None, c=None, *, alpha=1, beta=0, out=None, precision=None, s
     """
     if callable(a) and b is None and c is None and not hasattr(a, "shape"):
         return FusedGemm(a)
-    p = plan(a, b, c, alpha=alpha, beta=beta, out=out, precision=precision, variant=variant)
+    p = plan(a, b, c, alpha=alpha, beta=beta, out=out, precision=precision, variant=variant,
+             tile=tile)
     return execute(p, alpha, beta, stream)
 
 
@@ -42,13 +44,14 @@ class FusedGemm:
         self.__name__ = getattr(epilogue, "__name__", "fused_gemm")
 
     def __call__(self, a, b, *extra, c=None, alpha=1, beta=0, out=None, precision=None,
-                 stream=None, variant=None):
+                 stream=None, variant=None, tile=None):
         from ..errors import NbkernelsError
 
         if len(extra) > _MAX_EXTRAS:
             raise NbkernelsError(
                 f"{self.__name__}: at most {_MAX_EXTRAS} extra arguments, got {len(extra)}")
-        p = plan(a, b, c, alpha=alpha, beta=beta, out=out, precision=precision, variant=variant)
+        p = plan(a, b, c, alpha=alpha, beta=beta, out=out, precision=precision, variant=variant,
+                 tile=tile)
         return execute(p, alpha, beta, stream, self.epilogue, extra)
 
     def explain(self, a, b, *extra, **kwargs):

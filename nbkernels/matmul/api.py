@@ -140,7 +140,8 @@ def _device_limits():
     return int(dev.MULTIPROCESSOR_COUNT), int(dev.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
 
 
-def plan(a, b, c=None, *, alpha=1, beta=0, out=None, precision=None, variant=None) -> Plan:
+def plan(a, b, c=None, *, alpha=1, beta=0, out=None, precision=None, variant=None,
+         tile=None) -> Plan:
     """Validate a call and decide how it runs; raises before anything is touched."""
     va, vb = arrays.as_view(a, "a"), arrays.as_view(b, "b")
     vc = arrays.as_view(c, "c") if c is not None else None
@@ -201,19 +202,22 @@ def plan(a, b, c=None, *, alpha=1, beta=0, out=None, precision=None, variant=Non
     if var == "simt":
         return p
     # Layouts: K-major (row-major a, column-major b) or M/N-major (16-bit kinds, ldmatrix.trans).
+    # A dimension of size 1 has no stride to honour; the other one decides.
     esz = cfgmod.ELEMENT_BYTES[kind]
-    p.a_kmajor = sak == 1 or m == 1
-    p.b_kmajor = sbk == 1 or n == 1
-    if not p.a_kmajor and not (sam == 1 and esz == 2):
-        p.copies.append(("a", "strides %s are neither row- nor column-major" % (va.strides,)
-                         if sam != 1 else f"{kind} takes K-major (row-major) a only"))
-        p.a_kmajor = True
-    if not p.b_kmajor and not (sbn == 1 and esz == 2):
-        p.copies.append(("b", "strides %s are neither row- nor column-major" % (vb.strides,)
-                         if sbn != 1 else f"{kind} takes K-major (column-major) b only"))
-        p.b_kmajor = True
-    p.aligned = _aligned(va, sam if p.a_kmajor else sak, sba, esz, "a" in dict(p.copies)) and \
-        _aligned(vb, sbn if p.b_kmajor else sbk, sbb, esz, "b" in dict(p.copies))
+    a_k, a_m = sak == 1 or ka == 1, sam == 1 or m == 1
+    b_k, b_n = sbk == 1 or ka == 1, sbn == 1 or n == 1
+    p.a_kmajor = a_k or not (a_m and esz == 2)
+    p.b_kmajor = b_k or not (b_n and esz == 2)
+    if not (a_k or (a_m and esz == 2)):
+        p.copies.append(("a", f"strides {va.strides} are neither row- nor column-major"
+                         if not a_m else f"{kind} takes K-major (row-major) a only"))
+    if not (b_k or (b_n and esz == 2)):
+        p.copies.append(("b", f"strides {vb.strides} are neither row- nor column-major"
+                         if not b_n else f"{kind} takes K-major (column-major) b only"))
+    lda = leading_dim(va, "a", p.a_kmajor)
+    ldb = leading_dim(vb, "b", p.b_kmajor)
+    p.aligned = _aligned(va, lda, sba, esz, "a" in dict(p.copies)) and \
+        _aligned(vb, ldb, sbb, esz, "b" in dict(p.copies))
     if not p.aligned:
         if esz == 1:
             for op in ("a", "b"):
@@ -227,12 +231,47 @@ def plan(a, b, c=None, *, alpha=1, beta=0, out=None, precision=None, variant=Non
         p.aligned = False
         p.reasons.append("sm_75 has no cp.async: ordinary loads")
     sms, max_smem = _device_limits()
-    p.tile = cfgmod.heuristic(kind, m, n, ka, batch, sms, max_smem)
-    if kind == "3xtf32":
+    tile = tile or _env_tile()
+    if tile is not None:
+        if not isinstance(tile, cfgmod.TileConfig):
+            raise NbkernelsError(f"gemm: tile must be a TileConfig, got {tile!r}")
+        if tile.smem_bytes(kind) > max_smem:
+            raise NbkernelsError(f"gemm: tile {tile} needs {tile.smem_bytes(kind)} B of shared "
+                                 f"memory; this device allows {max_smem}")
+        p.tile = tile
+        p.reasons.append("tile given by the caller (tile= or NBKERNELS_TILE)")
+    elif kind == "3xtf32":
         p.tile = cfgmod.TileConfig(128, 128, 64, 2, 4, 3)
         p.reasons.append("3xtf32 keeps two fragments per operand: 64x32 warp tiles avoid spills")
-    p.reasons.append(f"tile from the heuristic for {sms} SMs and {max_smem} B shared memory")
+    else:
+        p.tile = cfgmod.heuristic(kind, m, n, ka, batch, sms, max_smem)
+        p.reasons.append(f"tile from the heuristic for {sms} SMs and {max_smem} B shared memory")
     return p
+
+
+def _env_tile():
+    text = os.environ.get("NBKERNELS_TILE")
+    if not text:
+        return None
+    try:
+        return cfgmod.TileConfig(*(int(x) for x in text.split(",")))
+    except (TypeError, ValueError) as e:
+        raise NbkernelsError(
+            f"NBKERNELS_TILE: expected 'bm,bn,bk_bytes,warps_m,warps_n,stages', got {text!r} ({e})"
+        ) from None
+
+
+def leading_dim(v, operand, kmajor):
+    """Elements between consecutive rows of the operand's staged tile (0 where only one exists).
+
+    a (M x K): K-major rows are a's rows, M-major rows are its columns; b (K x N): K-major rows
+    are b's columns, N-major rows are its rows.
+    """
+    (rows, cols), (sr, sc) = v.shape[-2:], v.strides[-2:]
+    along_rows = (operand == "a") == kmajor  # the tile's rows step along v's rows
+    if along_rows:
+        return sr if rows > 1 else 0
+    return sc if cols > 1 else 0
 
 
 def _aligned(v, ld, batch_stride, esz, copied):

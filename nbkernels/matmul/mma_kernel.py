@@ -151,6 +151,8 @@ def _unrolled_epilogue(MF, NF, out_kind, epilogue, n_extra):
     return _dev(ns["store_all"])
 
 
+KSTEPS_MAX = 4  # k-steps per stage the kernel unrolls (bk_bytes / 32)
+
 OUT_KIND = {"f16": "f16", "bf16": "bf16", "tf32": "f32", "3xtf32": "f32", "s8": "s32"}
 
 
@@ -159,6 +161,8 @@ def build_kernel(cfg: TileConfig, kind: str, a_kmajor: bool, b_kmajor: bool, asy
     """The kernel for one (config, kind, layouts, loader, epilogue); see the module docstring."""
     if kind not in _MMA:
         raise ValueError(f"tensor-core GEMM has no kind {kind!r}")
+    if KSTEPS_MAX < cfg.bk_bytes // 32:
+        raise ValueError(f"{cfg}: at most {KSTEPS_MAX} k-steps per stage")
     if (not a_kmajor or not b_kmajor) and ELEMENT_BYTES[kind] != 2:
         raise ValueError(f"{kind}: only K-major operands (ldmatrix.trans moves 16-bit elements)")
     if not async_copy and ELEMENT_BYTES[kind] not in (2, 4):
@@ -294,6 +298,44 @@ def build_kernel(cfg: TileConfig, kind: str, a_kmajor: bool, b_kmajor: bool, asy
         def do_mma(a, b, c):
             return mma(a, b, c)
 
+    @_dev
+    def kstep(sa_base, sb_base, kk, lane, wm, wn, afrag, bfrag, asmall, bsmall, acc):
+        for f in range(MF):
+            d = ld_a(sa_base + a_offset(f, kk, lane, wm))
+            for r in range(4):
+                afrag[f, r] = d[r]
+        for p in range(NF // 2):
+            d = ld_b(sb_base + b_offset(p, kk, lane, wn))
+            bfrag[2 * p, 0] = d[0]
+            bfrag[2 * p, 1] = d[1]
+            bfrag[2 * p + 1, 0] = d[2]
+            bfrag[2 * p + 1, 1] = d[3]
+        if tf32_round:
+            for f in range(MF):
+                for r in range(4):
+                    big = tf32(afrag[f, r])
+                    if split3:
+                        asmall[f, r] = tf32_small(afrag[f, r], big)
+                    afrag[f, r] = big
+            for n in range(NF):
+                for r in range(2):
+                    big = tf32(bfrag[n, r])
+                    if split3:
+                        bsmall[n, r] = tf32_small(bfrag[n, r], big)
+                    bfrag[n, r] = big
+        for f in range(MF):
+            for n in range(NF):
+                a = (afrag[f, 0], afrag[f, 1], afrag[f, 2], afrag[f, 3])
+                b = (bfrag[n, 0], bfrag[n, 1])
+                c = (acc[f, n, 0], acc[f, n, 1], acc[f, n, 2], acc[f, n, 3])
+                if split3:
+                    c = do_mma((asmall[f, 0], asmall[f, 1], asmall[f, 2], asmall[f, 3]),
+                               b, c)
+                    c = do_mma(a, (bsmall[n, 0], bsmall[n, 1]), c)
+                d = do_mma(a, b, c)
+                for i in range(4):
+                    acc[f, n, i] = d[i]
+
     acc_t = int32 if is_int else float32
     wait_stages = _wait_group(STAGES - 2)
     store_all = _unrolled_epilogue(MF, NF, out_kind, epilogue, n_extra)
@@ -360,42 +402,15 @@ def build_kernel(cfg: TileConfig, kind: str, a_kmajor: bool, b_kmajor: bool, asy
                 I.cp_async_commit_group()
             sa_base = smem + (kt % STAGES) * STAGE_BYTES
             sb_base = sa_base + A_BYTES
-            for kk in range(KSTEPS):
-                for f in range(MF):
-                    d = ld_a(sa_base + a_offset(f, kk, lane, wm))
-                    for r in range(4):
-                        afrag[f, r] = d[r]
-                for p in range(NF // 2):
-                    d = ld_b(sb_base + b_offset(p, kk, lane, wn))
-                    bfrag[2 * p, 0] = d[0]
-                    bfrag[2 * p, 1] = d[1]
-                    bfrag[2 * p + 1, 0] = d[2]
-                    bfrag[2 * p + 1, 1] = d[3]
-                if tf32_round:
-                    for f in range(MF):
-                        for r in range(4):
-                            big = tf32(afrag[f, r])
-                            if split3:
-                                asmall[f, r] = tf32_small(afrag[f, r], big)
-                            afrag[f, r] = big
-                    for n in range(NF):
-                        for r in range(2):
-                            big = tf32(bfrag[n, r])
-                            if split3:
-                                bsmall[n, r] = tf32_small(bfrag[n, r], big)
-                            bfrag[n, r] = big
-                for f in range(MF):
-                    for n in range(NF):
-                        a = (afrag[f, 0], afrag[f, 1], afrag[f, 2], afrag[f, 3])
-                        b = (bfrag[n, 0], bfrag[n, 1])
-                        c = (acc[f, n, 0], acc[f, n, 1], acc[f, n, 2], acc[f, n, 3])
-                        if split3:
-                            c = do_mma((asmall[f, 0], asmall[f, 1], asmall[f, 2], asmall[f, 3]),
-                                       b, c)
-                            c = do_mma(a, (bsmall[n, 0], bsmall[n, 1]), c)
-                        d = do_mma(a, b, c)
-                        for i in range(4):
-                            acc[f, n, i] = d[i]
+            # The k-steps of a stage are unrolled by hand (numba leaves a loop here, and the
+            # loop kept ptxas from loading step kk+1's fragments under step kk's MMAs).
+            kstep(sa_base, sb_base, 0, lane, wm, wn, afrag, bfrag, asmall, bsmall, acc)
+            if KSTEPS > 1:
+                kstep(sa_base, sb_base, 1, lane, wm, wn, afrag, bfrag, asmall, bsmall, acc)
+            if KSTEPS > 2:
+                kstep(sa_base, sb_base, 2, lane, wm, wn, afrag, bfrag, asmall, bsmall, acc)
+            if KSTEPS > 3:
+                kstep(sa_base, sb_base, 3, lane, wm, wn, afrag, bfrag, asmall, bsmall, acc)
         if async_copy:
             I.cp_async_wait_all()
 

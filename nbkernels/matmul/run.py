@@ -1,12 +1,14 @@
 """Executing a GEMM plan: copies where the plan asks, the output, the launch."""
 from __future__ import annotations
 
+import os
+
 import numpy as np
 from numba import cuda, types
 
 from .. import arrays
 from ..errors import NbkernelsError
-from ..smem import enable_large_shared_memory
+from .. import launch
 from . import api
 from .config import ELEMENT_BYTES
 
@@ -28,6 +30,10 @@ def _extent(view) -> int:
 
 def _flat(view, dtype):
     """A 1-D array of ``dtype`` starting at ``view``'s first element and covering all of it."""
+    if view.size == 0:  # K == 0: the kernel reads nothing from this operand
+        if view.host:
+            return np.zeros(16, dtype)
+        return DeviceBuf(_scratch(), 16 // np.dtype(dtype).itemsize, np.dtype(dtype).itemsize)
     itemsize = view.dtype.itemsize
     nbytes = max(_extent(view) * itemsize, np.dtype(dtype).itemsize)
     count = nbytes // np.dtype(dtype).itemsize
@@ -38,9 +44,33 @@ def _flat(view, dtype):
         owner = _owner(x)
         off = x.__array_interface__["data"][0] - owner.__array_interface__["data"][0]
         return np.ndarray((count,), dtype, buffer=memory_bytes(owner), offset=off)
-    desc = {"shape": (count,), "strides": None, "typestr": np.dtype(dtype).str,
-            "data": (view.ptr, False), "version": 3}
-    return cuda.from_cuda_array_interface(desc, owner=view.obj, sync=False)
+    return DeviceBuf(view.ptr, count, np.dtype(dtype).itemsize)
+
+
+class DeviceBuf:
+    """A 1-D device buffer as the cubin launch path passes it (no numba array object)."""
+
+    __slots__ = ("ptr", "count", "itemsize")
+
+    def __init__(self, ptr, count, itemsize):
+        self.ptr, self.count, self.itemsize = ptr, count, itemsize
+
+    def params(self):
+        return launch.array_params(self.ptr, (self.count,), (self.itemsize,), self.itemsize)
+
+    def offset(self, nbytes):
+        return DeviceBuf(self.ptr + nbytes, max(self.count - nbytes // self.itemsize, 1),
+                         self.itemsize)
+
+
+_SCRATCH = {}
+
+
+def _scratch():
+    dev = cuda.get_current_device().id
+    if dev not in _SCRATCH:
+        _SCRATCH[dev] = cuda.device_array(64, np.uint8)
+    return _SCRATCH[dev].device_ctypes_pointer.value
 
 
 def _kmajor_copy(view, name, transpose, pad):
@@ -113,30 +143,79 @@ def _c_strides(view, out_shape):
     return tuple(0 if d == 1 and t != 1 else s for d, s, t in zip(full, st, shape3))
 
 
-_configured = set()
+_built = {}
 
 
-def _launch(kernel, sig, grid, block, smem, stream, args):
-    key = (id(kernel), sig, None if _simulated() else cuda.get_current_device().id)
-    if key not in _configured:
-        if smem > 48 * 1024:
-            enable_large_shared_memory(kernel, sig, smem)
-        elif not _simulated():
-            kernel.compile(sig)
-        _configured.add(key)
-    kernel[grid, block, stream, smem](*args)
+def _launch(kernel, sig, grid, block, smem, stream, args, key_parts, arch):
+    """Simulator: numba's launch. GPU: the kernel's cached cubin through cuLaunchKernel."""
+    if _simulated():
+        kernel[grid, block, 0, smem](*args)
+        return
+    persist = key_parts[-1] is None  # kernels with a user epilogue are cached in memory only
+    mem_key = (id(kernel), sig, str(arch))
+    entry = _built.get(mem_key)
+    if entry is None:
+        key = launch.cache_key(kernel.py_func.__qualname__.split(".")[0], key_parts + (str(sig),),
+                               arch)
+        if not persist:
+            key += f"-mem{id(kernel)}"
+        cubin, name = launch.build(kernel.py_func, sig, arch, key) if persist else \
+            _build_unpersisted(kernel, sig, arch, key)
+        entry = _built[mem_key] = (key, cubin, name)
+    key, cubin, name = entry
+    fn = launch.function(key, cubin, name, smem)
+    values, ctys = [], []
+    for t, a in zip(sig, args):
+        if isinstance(t, types.Array):
+            v, c = a.params() if isinstance(a, DeviceBuf) else _array_params(a)
+        elif isinstance(t, types.BaseTuple):
+            v, c = [], []
+            for tt, aa in zip(t, a):
+                vv, cc = _array_params(aa) if isinstance(tt, types.Array) else ([aa], [_ctype(tt)])
+                v += vv
+                c += cc
+        else:
+            v, c = [a], [_ctype(t)]
+        values += v
+        ctys += c
+    launch.launch(fn, grid, block, smem, stream, values, ctys)
 
 
-def _numba_stream(handle):
-    if _simulated() or not handle:
-        return 0
-    return cuda.external_stream(handle)
+def _build_unpersisted(kernel, sig, arch, key):
+    import tempfile
+
+    old = os.environ.get("NBKERNELS_CACHE_DIR")
+    with tempfile.TemporaryDirectory() as tmp:
+        os.environ["NBKERNELS_CACHE_DIR"] = tmp
+        try:
+            return launch.build(kernel.py_func, sig, arch, key)
+        finally:
+            if old is None:
+                os.environ.pop("NBKERNELS_CACHE_DIR", None)
+            else:
+                os.environ["NBKERNELS_CACHE_DIR"] = old
+
+
+def _ctype(t):
+    return {types.int64: launch.I64, types.int32: launch.I32, types.float32: launch.F32,
+            types.float64: launch.F64}[t]
+
+
+def _array_params(a):
+    """numba ABI fields of an epilogue extra (an ArrayView)."""
+    return launch.array_params(a.ptr, a.shape, [s * a.dtype.itemsize for s in a.strides],
+                               a.dtype.itemsize)
 
 
 def execute(p: "api.Plan", alpha, beta, stream=None, epilogue=None, extras=()):
     """Run a plan; returns the result in the caller's array type."""
     if p.host and not _simulated():
+        if not cuda.is_available():
+            raise NbkernelsError("gemm: no CUDA GPU found; set NUMBA_ENABLE_CUDASIM=1 to run "
+                                 "in numba's simulator")
         return _via_device(p, alpha, beta, stream, epilogue, extras)
+    if not p.host and _simulated():
+        raise NbkernelsError("gemm: in numba's simulator, pass NumPy arrays")
     va, vb, vc = p.a, p.b, p.c
     pad = 16 // ELEMENT_BYTES.get(p.kind, 4) if p.variant != "simt" else 1
     for op, _ in p.copies:
@@ -150,83 +229,99 @@ def execute(p: "api.Plan", alpha, beta, stream=None, epilogue=None, extras=()):
     vd = p.out if p.out is not None else arrays.as_view(result, "out")
     if p.m == 0 or p.n == 0 or p.batch == 0:
         return result
-    handle = arrays.current_stream_handle(va.framework, va.device, stream)
-    nstream = _numba_stream(handle)
+    handle = 0 if _simulated() else arrays.current_stream_handle(va.framework, va.device, stream)
     d3 = (_bstride(vd),) + tuple(vd.strides[-2:])
     c3 = _c_strides(vc, out_shape) if vc is not None else (0, 0, 0)
     beta_eff = beta if vc is not None else 0
-    ext = tuple(_extra_array(e, i) for i, e in enumerate(extras))
-    ext_types = types.Tuple(tuple(_typeof(e) for e in ext))
+    ext, ext_types = _extras(extras)
+    epi_key = None if epilogue is None else id(epilogue)
     if p.variant == "simt":
+        from . import simt_kernel as sk
+
         el = {"f32": np.float32, "f64": np.float64}[p.kind]
+        nt = types.float32 if p.kind == "f32" else types.float64
         A, B, D = _flat(va, el), _flat(vb, el), _flat(vd, el)
         C = _flat(vc, el) if vc is not None else D
         kern = api._simt(p.kind, epilogue, len(ext))
-        from . import simt_kernel as sk
-
         gm, gn = -(-p.m // sk.BM), -(-p.n // sk.BN)
         scal = [p.m, p.n, p.k, va.strides[-2], va.strides[-1], vb.strides[-2], vb.strides[-1],
                 c3[1], c3[2], d3[1], d3[2]]
-        bstr = [_bstride(va), _bstride(vb), c3[0], d3[0]]
-        nb = numba_scalar = types.float32 if p.kind == "f32" else types.float64
-        sig = (types.Array(numba_scalar, 1, "C"),) * 4 + (types.int64,) * 15 + (nb, nb) + \
+        sig = (types.Array(nt, 1, "C"),) * 4 + (types.int64,) * 15 + (nt, nt) + \
             (types.int32, types.int32, ext_types)
-        al, be = el(alpha), el(beta_eff)
-        _batched_launch(kern, sig, gm * gn, sk.THREADS, 0, nstream, p.batch,
-                        [A, B, C, D], [ELEMENT_BYTES[p.kind]] * 4, bstr, scal,
-                        [al, be, np.int32(gm), np.int32(gn), ext])
+        bst = [_bstride(va), _bstride(vb), c3[0], d3[0]]
+        _batched_launch(kern, sig, gm * gn, sk.THREADS, 0, handle, p.batch, [A, B, C, D],
+                        bst, bst, scal, [el(alpha), el(beta_eff), np.int32(gm), np.int32(gn), ext],
+                        ("simt", p.kind, epi_key), p.arch)
         return result
-    esz = ELEMENT_BYTES[p.kind]
-    osz = p.result_dtype.itemsize
     A, B, D = _flat(va, np.uint8), _flat(vb, np.uint8), _flat(vd, np.uint8)
     C = _flat(vc, np.uint8) if vc is not None else D
-    lda = va.strides[-2] if p.a_kmajor else va.strides[-1]
-    ldb = vb.strides[-1] if p.b_kmajor else vb.strides[-2]
-    kern = api._mma(p.tile, p.kind, p.a_kmajor, p.b_kmajor, p.aligned, p.variant == "sm75",
-                    epilogue, len(ext))
+    lda = api.leading_dim(va, "a", p.a_kmajor)
+    ldb = api.leading_dim(vb, "b", p.b_kmajor)
+    sm75 = p.variant == "sm75"
+    kern = api._mma(p.tile, p.kind, p.a_kmajor, p.b_kmajor, p.aligned, sm75, epilogue, len(ext))
     gm, gn = -(-p.m // p.tile.bm), -(-p.n // p.tile.bn)
     scal = [p.m, p.n, p.k, lda, ldb, c3[1], c3[2], d3[1], d3[2]]
-    bstr = [_bstride(va), _bstride(vb), c3[0], d3[0]]
     at = types.int32 if p.kind == "s8" else types.float32
+    cast = np.int32 if p.kind == "s8" else np.float32
     sig = (types.Array(types.uint8, 1, "C"),) * 4 + (types.int64,) * 13 + (at, at) + \
         (types.int32, types.int32, ext_types)
-    cast = np.int32 if p.kind == "s8" else np.float32
-    _batched_launch(kern, sig, gm * gn, p.tile.threads, kern.nbk_smem_bytes, nstream, p.batch,
-                    [A, B, C, D], [esz, esz, osz, osz], bstr, scal,
-                    [cast(alpha), cast(beta_eff), np.int32(gm), np.int32(gn), ext])
+    esz, osz = ELEMENT_BYTES[p.kind], p.result_dtype.itemsize
+    bst = [_bstride(va), _bstride(vb), c3[0], d3[0]]
+    _batched_launch(kern, sig, gm * gn, p.tile.threads, kern.nbk_smem_bytes, handle, p.batch,
+                    [A, B, C, D], [bst[0] * esz, bst[1] * esz, bst[2] * osz, bst[3] * osz], bst,
+                    scal, [cast(alpha), cast(beta_eff), np.int32(gm), np.int32(gn), ext],
+                    ("mma", p.tile.key, p.kind, p.a_kmajor, p.b_kmajor, p.aligned, sm75, epi_key),
+                    p.arch)
     return result
 
 
-def _batched_launch(kern, sig, blocks, threads, smem, stream, batch, flats, sizes, bstrides,
-                    scalars, tail):
-    """Launch over the batch in chunks of at most 65535 (the grid's y limit)."""
+def _batched_launch(kern, sig, blocks, threads, smem, stream, batch, flats, flat_strides,
+                    elem_strides, scalars, tail, key_parts, arch):
+    """Launch over the batch in chunks of at most 65535 (the grid's y limit).
+
+    ``flat_strides`` are the batch strides in the units of each flat buffer (bytes for the
+    tensor-core kernel's byte buffers); the kernel receives ``elem_strides`` (elements).
+    """
     for b0 in range(0, batch, _MAX_GRID_Y):
         nb = min(_MAX_GRID_Y, batch - b0)
-        ops = [f[b0 * s * (z if f.dtype == np.uint8 else 1):] if b0 else f
-               for f, s, z in zip(flats, bstrides, sizes)]
-        args = ops + [np.int64(x) for x in scalars] + [np.int64(s) for s in bstrides] + tail
-        _launch(kern, sig, (blocks, nb, 1), threads, smem, stream, args)
+        ops = [_advance(f, b0 * s) if b0 else f for f, s in zip(flats, flat_strides)]
+        args = ops + [np.int64(x) for x in scalars] + [np.int64(s) for s in elem_strides] + tail
+        _launch(kern, sig, (blocks, nb, 1), threads, smem, stream, args, key_parts, arch)
 
 
-def _typeof(x):
+def _advance(buf, units):
+    """``buf`` advanced by ``units`` of its own element size."""
+    if isinstance(buf, DeviceBuf):
+        return buf.offset(units * buf.itemsize)
+    return buf[units:]
+
+
+def _extras(extras):
+    """Epilogue extras as kernel arguments and their numba types (bf16 arrives as uint16)."""
     import numba
 
-    return numba.typeof(x)
-
-
-def _extra_array(e, i):
-    """An epilogue extra as an array numba can pass (bf16 arrives as uint16 bits)."""
-    if isinstance(e, (int, float, np.number)):
-        return e
-    if _simulated():
-        return np.asarray(e)
-    v = arrays.as_view(e, f"extra[{i}]")
-    if v.host:
-        raise NbkernelsError(f"gemm: epilogue extra[{i}] is a host array; pass it on the GPU")
-    dt = np.dtype(np.uint16) if v.dtype == arrays.BF16 else v.dtype
-    desc = {"shape": tuple(v.shape), "typestr": dt.str, "data": (v.ptr, False), "version": 3,
-            "strides": tuple(s * dt.itemsize for s in v.strides)}
-    return cuda.from_cuda_array_interface(desc, owner=e, sync=False)
+    vals, tys = [], []
+    for i, e in enumerate(extras):
+        if isinstance(e, (bool, np.bool_)):
+            raise NbkernelsError(f"gemm: epilogue extra[{i}] must be an array or a number")
+        if isinstance(e, (int, np.integer)):
+            vals.append(np.int64(e))
+            tys.append(types.int64)
+        elif isinstance(e, (float, np.floating)):
+            vals.append(np.float64(e))
+            tys.append(types.float64)
+        elif _simulated():
+            x = np.asarray(e)
+            vals.append(x)
+            tys.append(numba.typeof(x))
+        else:
+            v = arrays.as_view(e, f"extra[{i}]")
+            if v.host:
+                raise NbkernelsError(f"gemm: epilogue extra[{i}] is a host array; pass it on the GPU")
+            v.dtype = np.dtype(np.uint16) if v.dtype == arrays.BF16 else v.dtype
+            vals.append(v)
+            tys.append(types.Array(numba.from_dtype(v.dtype), v.ndim, "A"))
+    return tuple(vals), types.Tuple(tuple(tys))
 
 
 def _via_device(p, alpha, beta, stream, epilogue, extras):

@@ -1,0 +1,136 @@
+"""nbkernels.gemm on a real GPU: a sweep of random shapes, strides, transposes, batches, dtypes
+and frameworks against float64 references, outputs poisoned first; plus interop, streams and
+the fused epilogue."""
+import numpy as np
+import pytest
+
+import nbkernels
+
+from .gemm_cases import BF16, DTYPES, TOLERANCES, make, reference, relerr
+
+pytestmark = pytest.mark.gpu
+cupy = pytest.importorskip("cupy")
+
+KINDS = [("float16", None), ("bfloat16", None), ("float32", "3xtf32"), ("float32", "tf32"),
+         ("float32", "fp32"), ("int8", None), ("float64", None)]
+SIZES = [0, 1, 2, 3, 7, 8, 15, 16, 17, 31, 33, 63, 64, 65, 97, 127, 128, 129, 191, 256, 257, 300]
+
+
+def _case(seed):
+    rng = np.random.default_rng(seed)
+    dtype, prec = KINDS[rng.integers(len(KINDS))]
+    m, n, k = (int(rng.choice(SIZES)) for _ in range(3))
+    if m * n * k > 4_000_000:
+        k = 64
+    lay = "".join(rng.choice(list("rcst"), 2))
+    batch = [(0, 0), (0, 0), (2, 2), (3, 1), (1, 2)][rng.integers(5)]
+    use_c = bool(rng.integers(2))
+    return dtype, prec, m, n, k, lay, batch, use_c
+
+
+def _run(case, rng):
+    dtype, prec, m, n, k, lay, (ba, bb), use_c = case
+    sa = (ba, m, k) if ba else (m, k)
+    sb = (bb, k, n) if bb else (k, n)
+    a, b = make(rng, dtype, sa, lay[0]), make(rng, dtype, sb, lay[1])
+    shape = np.broadcast_shapes(sa[:-2], sb[:-2]) + (m, n)
+    rdt = np.dtype(np.int32) if dtype == "int8" else DTYPES[dtype]
+    c = None
+    if use_c:
+        c = (rng.integers(-50, 50, shape) if dtype == "int8" else rng.standard_normal(shape)).astype(rdt)
+    alpha, beta = (3, -2) if dtype == "int8" else (1.5, -0.5)
+    da, db = cupy.asarray(a), cupy.asarray(b)
+    if lay[0] in "cst":  # keep the layout on the device too
+        da = _device_like(a)
+    if lay[1] in "cst":
+        db = _device_like(b)
+    dc = cupy.asarray(c) if c is not None else None
+    out = cupy.full(shape, np.nan if rdt.kind == "f" else -7, dtype=rdt) if rdt != BF16 else \
+        cupy.asarray(np.full(shape, np.nan, np.float32).astype(BF16))
+    res = nbkernels.gemm(da, db, dc, alpha=alpha, beta=beta if use_c else 0, out=out,
+                         precision=prec)
+    assert res is out
+    want = reference(a, b, c, alpha, beta if use_c else 0, prec)
+    return relerr(cupy.asnumpy(out), want), TOLERANCES[(dtype, prec)]
+
+
+def _device_like(x):
+    """A CuPy array with the same element strides as the NumPy array x."""
+    base = x
+    while isinstance(base.base, np.ndarray):
+        base = base.base
+    dbase = cupy.asarray(base)
+    off = x.__array_interface__["data"][0] - base.__array_interface__["data"][0]
+    return cupy.ndarray(x.shape, x.dtype, dbase.data + off, x.strides)
+
+
+@pytest.mark.parametrize("seed", range(240))
+def test_random_sweep(seed):
+    case = _case(seed)
+    rng = np.random.default_rng()  # fresh values every run; the case table is fixed by seed
+    (err, where), tol = _run(case, rng)
+    assert err <= tol, f"case {case}: relative error {err:.3g} > {tol}; {where}"
+
+
+def test_torch_in_torch_out_bf16_and_streams():
+    torch = pytest.importorskip("torch")
+    a = torch.randn(130, 70, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(70, 90, device="cuda", dtype=torch.bfloat16)
+    s = torch.cuda.Stream()
+    with torch.cuda.stream(s):
+        d = nbkernels.gemm(a, b)
+    s.synchronize()
+    assert isinstance(d, torch.Tensor) and d.dtype == torch.bfloat16 and d.shape == (130, 90)
+    ref = a.double() @ b.double()
+    assert ((d.double() - ref).norm() / ref.norm()).item() < 1e-2
+
+
+def test_numpy_in_numpy_out():
+    rng = np.random.default_rng()
+    a = rng.standard_normal((65, 33)).astype(np.float16)
+    b = rng.standard_normal((33, 17)).astype(np.float16)
+    d = nbkernels.gemm(a, b)
+    assert isinstance(d, np.ndarray) and d.dtype == np.float16
+    err, where = relerr(d, reference(a, b))
+    assert err < 2e-3, where
+
+
+def test_fused_bias_gelu_and_residual():
+    import math
+
+    @nbkernels.gemm
+    def bias_gelu(acc, i, j, bias):
+        x = acc + bias[j]
+        return 0.5 * x * (1.0 + math.erf(x * 0.7071067811865476))
+
+    @nbkernels.gemm
+    def add_residual(acc, i, j, res, scale):
+        return acc * scale + res[i, j]
+
+    rng = np.random.default_rng()
+    a = cupy.asarray(rng.standard_normal((200, 96)).astype(np.float16))
+    b = cupy.asarray(rng.standard_normal((96, 150)).astype(np.float16))
+    bias = cupy.asarray(rng.standard_normal(150).astype(np.float32))
+    out = cupy.full((200, 150), np.nan, np.float16)
+    bias_gelu(a, b, bias, out=out)
+    x = cupy.asnumpy(a).astype(np.float64) @ cupy.asnumpy(b).astype(np.float64) + cupy.asnumpy(bias)
+    from math import erf
+    want = 0.5 * x * (1 + np.vectorize(erf)(x / np.sqrt(2)))
+    err, where = relerr(cupy.asnumpy(out), want)
+    assert err < 3e-3, where
+    res = cupy.asarray(rng.standard_normal((200, 150)).astype(np.float32))
+    out2 = add_residual(a, b, res, 0.5)
+    want2 = 0.5 * (cupy.asnumpy(a).astype(np.float64) @ cupy.asnumpy(b).astype(np.float64)) + cupy.asnumpy(res)
+    err, where = relerr(cupy.asnumpy(out2), want2)
+    assert err < 2e-3, where
+
+
+def test_misaligned_pointer_takes_the_safe_path():
+    rng = np.random.default_rng()
+    buf = cupy.asarray(rng.standard_normal(64 * 40 + 1).astype(np.float16))
+    a = buf[1:].reshape(64, 40)  # 2-byte offset: not 16-byte aligned
+    b = cupy.asarray(rng.standard_normal((40, 24)).astype(np.float16))
+    assert "ordinary loads" in nbkernels.explain(a, b)
+    d = nbkernels.gemm(a, b)
+    err, where = relerr(cupy.asnumpy(d), reference(cupy.asnumpy(a), cupy.asnumpy(b)))
+    assert err < 2e-3, where

@@ -1,0 +1,70 @@
+"""The real GEMM kernels, run by numba's simulator at small sizes, against float64 NumPy.
+
+Runs in a child interpreter (the simulator must be enabled before numba.cuda is imported);
+fresh random inputs every run; the output is poisoned with NaN (or a sentinel) first.
+"""
+import json
+
+import pytest
+
+from .simrun import run_simulated
+
+CASES = [
+    # dtype, (batch_a, batch_b), M, N, K, layouts (a, b), precision, variant
+    ("bfloat16", (0, 0), 20, 36, 40, "rr", None, None),
+    ("float16", (0, 0), 33, 17, 50, "cc", None, None),
+    ("float16", (0, 0), 16, 8, 16, "rc", None, None),
+    ("bfloat16", (0, 0), 5, 7, 3, "cr", None, None),
+    ("float16", (0, 0), 1, 1, 1, "rr", None, None),
+    ("bfloat16", (0, 0), 67, 70, 0, "rr", None, None),
+    ("float16", (3, 1), 17, 9, 24, "rr", None, None),
+    ("bfloat16", (1, 2), 9, 24, 16, "rs", None, None),
+    ("float16", (0, 0), 24, 16, 40, "rr", None, "sm75"),
+    ("float32", (0, 0), 19, 21, 23, "rr", "3xtf32", None),
+    ("float32", (0, 0), 18, 16, 32, "rc", "tf32", None),
+    ("float32", (0, 0), 13, 11, 9, "cs", "fp32", None),
+    ("int8", (0, 0), 17, 33, 70, "rr", None, None),
+    ("int8", (0, 0), 32, 16, 64, "rc", None, None),
+    ("float64", (2, 2), 9, 10, 11, "rc", None, None),
+]
+
+SCRIPT = r'''
+import json, sys
+import numpy as np
+sys.path.insert(0, "tests")
+from gemm_cases import make, reference, relerr, TOLERANCES, DTYPES
+import nbkernels
+
+cases = json.loads(sys.argv[1])
+rng = np.random.default_rng()
+out = []
+for dtype, (ba, bb), m, n, k, lay, prec, variant in cases:
+    sa = (ba, m, k) if ba else (m, k)
+    sb = (bb, k, n) if bb else (k, n)
+    a, b = make(rng, dtype, sa, lay[0]), make(rng, dtype, sb, lay[1])
+    rdt = np.int32 if dtype == "int8" else DTYPES[dtype]
+    shape = np.broadcast_shapes(sa[:-2], sb[:-2]) + (m, n)
+    c = make(rng, dtype, shape).astype(rdt) if dtype != "int8" else rng.integers(-99, 99, shape).astype(np.int32)
+    res = np.full(shape, np.nan if dtype != "int8" else -7, rdt)
+    alpha, beta = (2, -1) if dtype == "int8" else (0.75, 0.5)
+    nbkernels.gemm(a, b, c, alpha=alpha, beta=beta, out=res, precision=prec, variant=variant)
+    err, where = relerr(res, reference(a, b, c, alpha, beta, prec))
+    out.append([err, where, TOLERANCES[(dtype, prec)]])
+print("RESULT" + json.dumps(out))
+'''
+
+
+@pytest.fixture(scope="module")
+def results():
+    proc = run_simulated(["-c", SCRIPT, json.dumps(CASES)], timeout=2400)
+    line = [l for l in proc.stdout.splitlines() if l.startswith("RESULT")]
+    if not line:
+        pytest.fail(f"simulated GEMM crashed:\n{proc.stdout[-2000:]}\n{proc.stderr[-6000:]}")
+    return json.loads(line[0][6:])
+
+
+@pytest.mark.parametrize("i", range(len(CASES)), ids=[
+    f"{c[0]}-{c[1]}-{c[2]}x{c[3]}x{c[4]}-{c[5]}-{c[6]}-{c[7]}" for c in CASES])
+def test_gemm_in_simulator(results, i):
+    err, where, tol = results[i]
+    assert err <= tol, f"{CASES[i]}: relative error {err:.3g} > {tol}; {where}"
