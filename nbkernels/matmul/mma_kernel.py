@@ -245,6 +245,66 @@ def build_kernel(cfg: TileConfig, kind: str, a_kmajor: bool, b_kmajor: bool, asy
     load_a = make_loader(A_ROWS, A_CPR, A_ITERS, swz_a, a_kmajor)
     load_b = make_loader(B_ROWS, B_CPR, B_ITERS, swz_b, b_kmajor)
 
+    def make_fast_loader(CPR, ITERS, swz, kmajor):
+        """cp.async for a k-tile wholly inside K, with the per-chunk arithmetic done once.
+
+        A thread's chunks sit RSTEP rows apart with one chunk column, so their global addresses
+        differ by a constant stride and their swizzled smem offsets by a constant (RSTEP is a
+        multiple of 8, the swizzle period). Measured on H200 (ncu): the general loader made the
+        integer ALU the busiest pipe (45%) with the tensor pipe active 45% of the time.
+        """
+        RSTEP = NT // CPR
+        SSTEP = RSTEP * CPR * 16
+
+        @_dev
+        def setup(gptr, mn0, MN, ld, tid):
+            row0 = tid // CPR
+            ch = tid % CPR
+            soff0 = row0 * (CPR * 16) + swz(row0, ch) * 16
+            pstep = RSTEP * ld * ESZ
+            if kmajor:
+                p0 = gptr + ((mn0 + row0) * ld + ch * EPC) * ESZ
+                kadv = BK * ESZ
+                nb = 16
+                bits = 0
+                for it in range(ITERS):
+                    if mn0 + row0 + it * RSTEP < MN:
+                        bits |= 1 << it
+            else:
+                inner = mn0 + ch * EPC
+                p0 = gptr + (row0 * ld + inner) * ESZ
+                kadv = BK * ld * ESZ
+                nb = min(16, (MN - inner) * ESZ) if inner < MN else 0
+                bits = (1 << ITERS) - 1 if nb > 0 else 0
+            return (int64(p0), int64(pstep), int64(kadv), int64(soff0), int64(bits), int64(nb))
+
+        @_dev
+        def load_full(sbase, gptr, st, kt):
+            p = st[0] + kt * st[2]
+            for it in range(ITERS):
+                ok = (st[4] >> it) & 1
+                src = p + it * st[1]
+                I.cp_async_cg(sbase + st[3] + it * SSTEP, src if ok else gptr, 16,
+                              st[5] if ok else 0)
+
+        return setup, load_full
+
+    def _fast_ok(CPR):
+        return async_copy and NT % CPR == 0 and (NT // CPR) % 8 == 0
+
+    FAST = _fast_ok(A_CPR) and _fast_ok(B_CPR)
+    setup_a, load_a_full = make_fast_loader(A_CPR, A_ITERS, swz_a, a_kmajor)
+    setup_b, load_b_full = make_fast_loader(B_CPR, B_ITERS, swz_b, b_kmajor)
+
+    @_dev
+    def load_stage(sbase, t, kfull, a_base, b_base, sta, stb, m0, n0, M, N, K, lda, ldb, tid):
+        if FAST and t < kfull:
+            load_a_full(sbase, a_base, sta, t)
+            load_b_full(sbase + A_BYTES, b_base, stb, t)
+        else:
+            load_a(sbase, a_base, m0, t * BK, M, K, lda, tid)
+            load_b(sbase + A_BYTES, b_base, n0, t * BK, N, K, ldb, tid)
+
     # --- shared -> registers -----------------------------------------------------------------
     @_dev
     def a_offset(f, kk, lane, wm):
@@ -382,11 +442,13 @@ def build_kernel(cfg: TileConfig, kind: str, a_kmajor: bool, b_kmajor: bool, asy
         bsmall = cuda.local.array((NF, 2), uint32)
 
         ktiles = (K + BK - 1) // BK
+        kfull = K // BK
+        sta = setup_a(a_base, m0, M, lda, tid)
+        stb = setup_b(b_base, n0, N, ldb, tid)
         for s in range(STAGES - 1):
             if s < ktiles:
-                st = smem + s * STAGE_BYTES
-                load_a(st, a_base, m0, s * BK, M, K, lda, tid)
-                load_b(st + A_BYTES, b_base, n0, s * BK, N, K, ldb, tid)
+                load_stage(smem + s * STAGE_BYTES, s, kfull, a_base, b_base, sta, stb, m0, n0,
+                           M, N, K, lda, ldb, tid)
             if async_copy:
                 I.cp_async_commit_group()
         for kt in range(ktiles):
@@ -395,9 +457,8 @@ def build_kernel(cfg: TileConfig, kind: str, a_kmajor: bool, b_kmajor: bool, asy
             cuda.syncthreads()
             nt = kt + STAGES - 1
             if nt < ktiles:
-                st = smem + (nt % STAGES) * STAGE_BYTES
-                load_a(st, a_base, m0, nt * BK, M, K, lda, tid)
-                load_b(st + A_BYTES, b_base, n0, nt * BK, N, K, ldb, tid)
+                load_stage(smem + (nt % STAGES) * STAGE_BYTES, nt, kfull, a_base, b_base, sta, stb,
+                           m0, n0, M, N, K, lda, ldb, tid)
             if async_copy:
                 I.cp_async_commit_group()
             sa_base = smem + (kt % STAGES) * STAGE_BYTES
