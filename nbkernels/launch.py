@@ -63,7 +63,7 @@ def cache_key(name: str, parts, arch: Arch) -> str:
     return name + "-" + hashlib.sha256(json.dumps(ident).encode()).hexdigest()[:24]
 
 
-def build(pyfunc, sig, arch: Arch, key: str) -> tuple[bytes, str]:
+def build(pyfunc, sig, arch: Arch, key: str, launch_bounds=None) -> tuple[bytes, str]:
     """(cubin, entry name) for ``pyfunc`` compiled for ``sig`` on ``arch``, from disk if cached."""
     path = cache_dir() / f"{key}.cubin"
     meta = cache_dir() / f"{key}.json"
@@ -75,7 +75,7 @@ def build(pyfunc, sig, arch: Arch, key: str) -> tuple[bytes, str]:
     from numba import cuda
     from numba.cuda.cudadrv.driver import _Linker
 
-    ptx, _ = cuda.compile_ptx(pyfunc, sig, cc=arch.cc)
+    ptx, _ = cuda.compile_ptx(pyfunc, sig, cc=arch.cc, launch_bounds=launch_bounds)
     m = re.search(r"\.entry\s+([\w$.]+)\s*\(", ptx)
     if not m:
         raise NbkernelsError(f"{key}: compiled PTX has no kernel entry")

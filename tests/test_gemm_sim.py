@@ -26,6 +26,9 @@ CASES = [
     ("int8", (0, 0), 17, 33, 70, "rr", None, None),
     ("int8", (0, 0), 32, 16, 64, "rc", None, None),
     ("float64", (2, 2), 9, 10, 11, "rc", None, None),
+    # interior blocks (whole 64x64 tiles and full k-tiles): the predicate-free loader
+    ("bfloat16", (0, 0), 130, 72, 96, "rr", None, None),
+    ("float16", (0, 0), 64, 64, 64, "cc", None, None),
 ]
 
 SCRIPT = r'''

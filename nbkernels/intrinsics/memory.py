@@ -128,7 +128,8 @@ __all__ += [f"{op}_global_{s}" for s in _SCALAR for op in ("ld", "st")]
 # A guarded store written as `if ok: store` makes one basic block per element; numba's IR
 # inliner copies a callee's scope once per block, so a 128-element epilogue inlined that way
 # took ~60 s to compile. The predicate moves into the instruction instead.
-_ZERO = {"u16": "mov.b16 $d, 0;", "s32": "mov.b32 $d, 0;", "f32": "mov.b32 $d, 0;"}
+_ZERO = {"u16": "mov.b16 $d, 0;", "u32": "mov.b32 $d, 0;", "s32": "mov.b32 $d, 0;",
+         "f32": "mov.b32 $d, 0;"}
 
 
 def _predicated(suffix):
@@ -162,7 +163,8 @@ def _predicated(suffix):
 
 
 ld_global_u16_if, st_global_u16_if = _predicated("u16")
+ld_global_u32_if, st_global_u32_if = _predicated("u32")
 ld_global_s32_if, st_global_s32_if = _predicated("s32")
 ld_global_f32_if, st_global_f32_if = _predicated("f32")
 
-__all__ += [f"{op}_global_{s}_if" for s in ("u16", "s32", "f32") for op in ("ld", "st")]
+__all__ += [f"{op}_global_{s}_if" for s in ("u16", "u32", "s32", "f32") for op in ("ld", "st")]

@@ -394,7 +394,7 @@ _register(Probe(
 
 @cuda.jit
 def _scalar_kernel(x, h16, u, s, d, copies16, copies32, copies_s, copies_f, copies_d,
-                   halves, floats, xbits, pred16, pred_s, pred_f, pred_zero):
+                   halves, floats, xbits, pred16, pred_s, pred_f, pred_zero, pred_u):
     i = cuda.threadIdx.x
     j = 63 - i
     memory.st_global_u16(memory.gmem_addr(copies16, j), memory.ld_global_u16(memory.gmem_addr(h16, i)))
@@ -410,6 +410,7 @@ def _scalar_kernel(x, h16, u, s, d, copies16, copies32, copies_s, copies_f, copi
     ok = (i % 3) != 0  # predicated accesses: every third element is neither read nor written
     memory.st_global_u16_if(memory.gmem_addr(pred16, i), memory.ld_global_u16_if(memory.gmem_addr(h16, i), ok), ok)
     memory.st_global_s32_if(memory.gmem_addr(pred_s, i), memory.ld_global_s32_if(memory.gmem_addr(s, i), ok), ok)
+    memory.st_global_u32_if(memory.gmem_addr(pred_u, i), memory.ld_global_u32_if(memory.gmem_addr(u, i), ok), ok)
     memory.st_global_f32_if(memory.gmem_addr(pred_f, i), memory.ld_global_f32_if(memory.gmem_addr(x, i), ok), ok)
     pred_zero[i] = memory.ld_global_f32_if(memory.gmem_addr(x, i), False)
 
@@ -430,7 +431,8 @@ def _scalar_outputs(inp):
             "copies_d": np.empty(64, np.float64), "halves": np.empty((2, 64), np.uint16),
             "floats": np.empty((2, 64), np.float32), "xbits": np.empty(64, np.uint32),
             "pred16": np.full(64, 0x1234, np.uint16), "pred_s": np.full(64, 77, np.int32),
-            "pred_f": np.full(64, 0.5, np.float32), "pred_zero": np.empty(64, np.float32)}
+            "pred_f": np.full(64, 0.5, np.float32), "pred_zero": np.empty(64, np.float32),
+            "pred_u": np.full(64, 0xCAFE, np.uint32)}
 
 
 def _scalar_reference(inp):
@@ -447,17 +449,18 @@ def _scalar_reference(inp):
             "pred16": np.where(keep, inp["h16"], np.uint16(0x1234)).astype(np.uint16),
             "pred_s": np.where(keep, inp["s"], 77).astype(np.int32),
             "pred_f": np.where(keep, x, np.float32(0.5)).astype(np.float32),
-            "pred_zero": np.zeros(64, np.float32)}
+            "pred_zero": np.zeros(64, np.float32),
+            "pred_u": np.where(keep, inp["u"], np.uint32(0xCAFE)).astype(np.uint32)}
 
 
 _register(Probe(
     "scalar_memory_and_conversions",
     tuple(f"{op}_global_{t}" for t in ("u16", "u32", "s32", "f32", "f64") for op in ("ld", "st"))
-    + tuple(f"{op}_global_{t}_if" for t in ("u16", "s32", "f32") for op in ("ld", "st"))
+    + tuple(f"{op}_global_{t}_if" for t in ("u16", "u32", "s32", "f32") for op in ("ld", "st"))
     + ("gmem_addr", "cvt_f32_to_bf16", "cvt_f32_to_f16", "f16_bits_to_f32", "bits_to_f32",
        "f32_to_bits"),
     _scalar_kernel, _scalar_inputs, _scalar_outputs, _scalar_reference, threads=64,
-    keep_initial=("pred16", "pred_s", "pred_f"),
+    keep_initial=("pred16", "pred_s", "pred_f", "pred_u"),
 ))
 
 

@@ -288,8 +288,8 @@ def explain(a, b, c=None, **kwargs) -> str:
 
 # --- kernels, compiled once per configuration --------------------------------------------------
 @functools.lru_cache(maxsize=None)
-def _mma(tile, kind, a_km, b_km, aligned, sm75, epilogue, n_extra):
-    return mma_kernel.build_kernel(tile, kind, a_km, b_km, aligned, sm75, epilogue, n_extra)
+def _mma(tile, kind, a_km, b_km, aligned, sm75, epilogue, n_extra, pair):
+    return mma_kernel.build_kernel(tile, kind, a_km, b_km, aligned, sm75, epilogue, n_extra, pair)
 
 
 @functools.lru_cache(maxsize=None)

@@ -21,7 +21,7 @@ kernel is compiled once per (kind, layouts, loader, tile config, epilogue) and a
 from __future__ import annotations
 
 import numpy as np
-from numba import cuda, float32, int32, int64, uint32
+from numba import cuda, float32, int32, int64, uint16, uint32
 
 from .. import intrinsics as I
 from .config import ELEMENT_BYTES, TileConfig
@@ -94,7 +94,11 @@ _D_STORE = {
 }
 
 
-def _unrolled_epilogue(MF, NF, out_kind, epilogue, n_extra):
+_TO_BITS = {"bf16": "uint32(I.cvt_f32_to_bf16(float32({})))",
+            "f16": "uint32(I.cvt_f32_to_f16(float32({})))"}
+
+
+def _unrolled_epilogue(MF, NF, out_kind, epilogue, n_extra, pair=False):
     """Straight-line, branch-free epilogue over the accumulators, generated as source text.
 
     Measured reasons: a loop here is not fully unrolled by NVVM once its body holds the guarded
@@ -121,6 +125,7 @@ def _unrolled_epilogue(MF, NF, out_kind, epilogue, n_extra):
                         f"{pad}    crow{r} = c_base + row{r} * ldc_r",
                         f"{pad}    drow{r} = d_base + row{r} * ldd_r"]
                 for n in range(NF):
+                    vals = []
                     for e in range(2):
                         x = f"{r}_{n}_{e}"
                         col = f"(col0 + {n * 8 + e})"
@@ -136,15 +141,30 @@ def _unrolled_epilogue(MF, NF, out_kind, epilogue, n_extra):
                             out.append(f"{pad}    e{x} = " + call[4:].replace("v,", f"{val},", 1)
                                        .replace("row,", f"row{r},", 1).replace("col", col, 1))
                             val = f"e{x}"
-                        store = (_D_STORE[out_kind].replace("da", f"drow{r} + {col} * ldd_c")
-                                 .replace("(v)", f"({val})").replace("ok", f"ok{x}"))
-                        out.append(f"{pad}    {store}")
+                        vals.append(val)
+                        if not pair:
+                            store = (_D_STORE[out_kind].replace("da", f"drow{r} + {col} * ldd_c")
+                                     .replace("(v)", f"({val})").replace("ok", f"ok{x}"))
+                            out.append(f"{pad}    {store}")
+                    if pair:
+                        # Two neighbouring 16-bit results in one 32-bit store; a lone last column
+                        # (odd N) is stored alone. ncu: scalar stores used 8 of 32 B per sector.
+                        x = f"{r}_{n}"
+                        col = f"(col0 + {n * 8})"
+                        lo, hi = (_TO_BITS[out_kind].format(v) for v in vals)
+                        out += [f"{pad}    okp{x} = ({col} + 1) < N",
+                                f"{pad}    okl{x} = ({col} < N) & (({col} + 1) >= N)",
+                                f"{pad}    lo{x} = {lo}",
+                                f"{pad}    I.st_global_u32_if(drow{r} + {col} * ldd_c, "
+                                f"lo{x} | ({hi} << 16), okp{x})",
+                                f"{pad}    I.st_global_u16_if(drow{r} + {col} * ldd_c, "
+                                f"uint16(lo{x}), okl{x})"]
         return out
 
     lines = ["def store_all(acc, row0, col0, M, N, alpha, beta, c_base, d_base,",
              "              ldc_r, ldc_c, ldd_r, ldd_c, extra):",
              "    if beta != 0:", *body(True, 8, "p"), "    else:", *body(False, 8, "q")]
-    ns = {"I": I, "uint32": uint32, "float32": float32, "int32": int32}
+    ns = {"I": I, "uint32": uint32, "uint16": uint16, "float32": float32, "int32": int32}
     if epilogue is not None:
         ns["epi"] = epilogue if hasattr(epilogue, "py_func") else _dev(epilogue)
     exec("\n".join(lines) + "\n", ns)
@@ -157,7 +177,7 @@ OUT_KIND = {"f16": "f16", "bf16": "bf16", "tf32": "f32", "3xtf32": "f32", "s8": 
 
 
 def build_kernel(cfg: TileConfig, kind: str, a_kmajor: bool, b_kmajor: bool, async_copy: bool,
-                 sm75: bool = False, epilogue=None, n_extra: int = 0):
+                 sm75: bool = False, epilogue=None, n_extra: int = 0, pair_store: bool = False):
     """The kernel for one (config, kind, layouts, loader, epilogue); see the module docstring."""
     if kind not in _MMA:
         raise ValueError(f"tensor-core GEMM has no kind {kind!r}")
@@ -287,18 +307,29 @@ def build_kernel(cfg: TileConfig, kind: str, a_kmajor: bool, b_kmajor: bool, asy
                 I.cp_async_cg(sbase + st[3] + it * SSTEP, src if ok else gptr, 16,
                               st[5] if ok else 0)
 
-        return setup, load_full
+        @_dev
+        def load_interior(sbase, st, kt):
+            # Every chunk in bounds (an interior block, a full k-tile): no predicates at all.
+            p = st[0] + kt * st[2]
+            for it in range(ITERS):
+                I.cp_async_cg(sbase + st[3] + it * SSTEP, p + it * st[1], 16, 16)
+
+        return setup, load_full, load_interior
 
     def _fast_ok(CPR):
         return async_copy and NT % CPR == 0 and (NT // CPR) % 8 == 0
 
     FAST = _fast_ok(A_CPR) and _fast_ok(B_CPR)
-    setup_a, load_a_full = make_fast_loader(A_CPR, A_ITERS, swz_a, a_kmajor)
-    setup_b, load_b_full = make_fast_loader(B_CPR, B_ITERS, swz_b, b_kmajor)
+    setup_a, load_a_full, load_a_inner = make_fast_loader(A_CPR, A_ITERS, swz_a, a_kmajor)
+    setup_b, load_b_full, load_b_inner = make_fast_loader(B_CPR, B_ITERS, swz_b, b_kmajor)
 
     @_dev
-    def load_stage(sbase, t, kfull, a_base, b_base, sta, stb, m0, n0, M, N, K, lda, ldb, tid):
-        if FAST and t < kfull:
+    def load_stage(sbase, t, kfull, interior, a_base, b_base, sta, stb, m0, n0, M, N, K, lda,
+                   ldb, tid):
+        if FAST and t < kfull and interior:
+            load_a_inner(sbase, sta, t)
+            load_b_inner(sbase + A_BYTES, stb, t)
+        elif FAST and t < kfull:
             load_a_full(sbase, a_base, sta, t)
             load_b_full(sbase + A_BYTES, b_base, stb, t)
         else:
@@ -398,7 +429,9 @@ def build_kernel(cfg: TileConfig, kind: str, a_kmajor: bool, b_kmajor: bool, asy
 
     acc_t = int32 if is_int else float32
     wait_stages = _wait_group(STAGES - 2)
-    store_all = _unrolled_epilogue(MF, NF, out_kind, epilogue, n_extra)
+    if pair_store and out_kind not in _TO_BITS:
+        raise ValueError(f"paired stores are for 16-bit results, not {out_kind}")
+    store_all = _unrolled_epilogue(MF, NF, out_kind, epilogue, n_extra, pair_store)
 
     OSZ = {"f16": 2, "bf16": 2, "f32": 4, "s32": 4}[out_kind]
 
@@ -443,12 +476,13 @@ def build_kernel(cfg: TileConfig, kind: str, a_kmajor: bool, b_kmajor: bool, asy
 
         ktiles = (K + BK - 1) // BK
         kfull = K // BK
+        interior = (m0 + BM <= M) and (n0 + BN <= N)
         sta = setup_a(a_base, m0, M, lda, tid)
         stb = setup_b(b_base, n0, N, ldb, tid)
         for s in range(STAGES - 1):
             if s < ktiles:
-                load_stage(smem + s * STAGE_BYTES, s, kfull, a_base, b_base, sta, stb, m0, n0,
-                           M, N, K, lda, ldb, tid)
+                load_stage(smem + s * STAGE_BYTES, s, kfull, interior, a_base, b_base, sta, stb,
+                           m0, n0, M, N, K, lda, ldb, tid)
             if async_copy:
                 I.cp_async_commit_group()
         for kt in range(ktiles):
@@ -457,8 +491,8 @@ def build_kernel(cfg: TileConfig, kind: str, a_kmajor: bool, b_kmajor: bool, asy
             cuda.syncthreads()
             nt = kt + STAGES - 1
             if nt < ktiles:
-                load_stage(smem + (nt % STAGES) * STAGE_BYTES, nt, kfull, a_base, b_base, sta, stb,
-                           m0, n0, M, N, K, lda, ldb, tid)
+                load_stage(smem + (nt % STAGES) * STAGE_BYTES, nt, kfull, interior, a_base, b_base,
+                           sta, stb, m0, n0, M, N, K, lda, ldb, tid)
             if async_copy:
                 I.cp_async_commit_group()
             sa_base = smem + (kt % STAGES) * STAGE_BYTES
@@ -481,5 +515,6 @@ def build_kernel(cfg: TileConfig, kind: str, a_kmajor: bool, b_kmajor: bool, asy
                   ldc_r * OSZ, ldc_c * OSZ, ldd_r * OSZ, ldd_c * OSZ, extra)
 
     kernel.nbk_smem_bytes = STAGES * STAGE_BYTES
+    kernel.nbk_launch_bounds = (NT, cfg.min_blocks) if cfg.min_blocks else None
     kernel.nbk_threads = NT
     return kernel

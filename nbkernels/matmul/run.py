@@ -159,8 +159,9 @@ def _launch(kernel, sig, grid, block, smem, stream, args, key_parts, arch):
                                arch)
         if not persist:
             key += f"-mem{id(kernel)}"
-        cubin, name = launch.build(kernel.py_func, sig, arch, key) if persist else \
-            _build_unpersisted(kernel, sig, arch, key)
+        bounds = getattr(kernel, "nbk_launch_bounds", None)
+        cubin, name = launch.build(kernel.py_func, sig, arch, key, bounds) if persist else \
+            _build_unpersisted(kernel, sig, arch, key, bounds)
         entry = _built[mem_key] = (key, cubin, name)
     key, cubin, name = entry
     fn = launch.function(key, cubin, name, smem)
@@ -181,14 +182,14 @@ def _launch(kernel, sig, grid, block, smem, stream, args, key_parts, arch):
     launch.launch(fn, grid, block, smem, stream, values, ctys)
 
 
-def _build_unpersisted(kernel, sig, arch, key):
+def _build_unpersisted(kernel, sig, arch, key, bounds):
     import tempfile
 
     old = os.environ.get("NBKERNELS_CACHE_DIR")
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["NBKERNELS_CACHE_DIR"] = tmp
         try:
-            return launch.build(kernel.py_func, sig, arch, key)
+            return launch.build(kernel.py_func, sig, arch, key, bounds)
         finally:
             if old is None:
                 os.environ.pop("NBKERNELS_CACHE_DIR", None)
@@ -258,7 +259,12 @@ def execute(p: "api.Plan", alpha, beta, stream=None, epilogue=None, extras=()):
     lda = api.leading_dim(va, "a", p.a_kmajor)
     ldb = api.leading_dim(vb, "b", p.b_kmajor)
     sm75 = p.variant == "sm75"
-    kern = api._mma(p.tile, p.kind, p.a_kmajor, p.b_kmajor, p.aligned, sm75, epilogue, len(ext))
+    # 32-bit stores of result pairs: 16-bit results, unit column stride, 4-byte aligned rows.
+    d_ptr = vd.ptr if not vd.host else vd.obj.__array_interface__["data"][0]
+    pair = (p.result_dtype.itemsize == 2 and d3[2] == 1 and d_ptr % 4 == 0
+            and (d3[1] * 2) % 4 == 0 and (d3[0] * 2) % 4 == 0)
+    kern = api._mma(p.tile, p.kind, p.a_kmajor, p.b_kmajor, p.aligned, sm75, epilogue, len(ext),
+                    pair)
     gm, gn = -(-p.m // p.tile.bm), -(-p.n // p.tile.bn)
     scal = [p.m, p.n, p.k, lda, ldb, c3[1], c3[2], d3[1], d3[2]]
     at = types.int32 if p.kind == "s8" else types.float32
@@ -270,7 +276,8 @@ def execute(p: "api.Plan", alpha, beta, stream=None, epilogue=None, extras=()):
     _batched_launch(kern, sig, gm * gn, p.tile.threads, kern.nbk_smem_bytes, handle, p.batch,
                     [A, B, C, D], [bst[0] * esz, bst[1] * esz, bst[2] * osz, bst[3] * osz], bst,
                     scal, [cast(alpha), cast(beta_eff), np.int32(gm), np.int32(gn), ext],
-                    ("mma", p.tile.key, p.kind, p.a_kmajor, p.b_kmajor, p.aligned, sm75, epi_key),
+                    ("mma", p.tile.key, p.kind, p.a_kmajor, p.b_kmajor, p.aligned, sm75, pair,
+                     epi_key),
                     p.arch)
     return result
 
