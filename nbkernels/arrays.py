@@ -88,8 +88,11 @@ def as_view(obj, name: str) -> ArrayView:
     """Describe ``obj`` (named ``name`` in messages) without copying it."""
     fw = _framework(obj)
     if fw == "numpy":
-        return ArrayView(0, obj.shape, _elem_strides(obj.strides, obj.itemsize, name), obj.dtype,
-                         "numpy", None, obj, host=True)
+        # ptr: the offset from the start of the owning allocation, so that alignment checks
+        # see what a device copy of the whole allocation (or the simulator) would see.
+        return ArrayView(_offset_in_owner(obj), obj.shape,
+                         _elem_strides(obj.strides, obj.itemsize, name), obj.dtype, "numpy",
+                         None, obj, host=True)
     if fw == "cupy":
         dt = np.dtype(obj.dtype)
         return ArrayView(int(obj.data.ptr), tuple(obj.shape),
@@ -124,6 +127,23 @@ def as_view(obj, name: str) -> ArrayView:
     raise NbkernelsError(
         f"{name}: expected a NumPy, CuPy or torch array or an object with "
         f"__cuda_array_interface__, got {type(obj).__name__}")
+
+
+def _offset_in_owner(x: np.ndarray) -> int:
+    owner = x
+    while isinstance(owner.base, np.ndarray):
+        owner = owner.base
+    return x.__array_interface__["data"][0] - owner.__array_interface__["data"][0]
+
+
+def contiguous_like(v: ArrayView) -> ArrayView:
+    """The view a C-contiguous copy of ``v`` would have (host arrays copied to a GPU)."""
+    strides, acc = [], 1
+    for d in reversed(v.shape):
+        strides.append(acc)
+        acc *= int(d)
+    return ArrayView(0, v.shape, tuple(reversed(strides)), v.dtype, v.framework, v.device, v.obj,
+                     host=True)
 
 
 def _device_of_pointer(ptr: int):

@@ -125,17 +125,25 @@ def _select_variant(kind, arch, forced):
             + (f"; this GPU is {arch}" if arch and arch.base < (8, 0) else " (variant sm75 forced)"))
     if arch is not None and variant == "sm80" and arch.base < (8, 0):
         raise NbkernelsError(f"gemm: variant sm80 needs sm_80+; this GPU is {arch}")
+    from numba.cuda import config
+
     why = ("forced by " + ("argument" if forced else "NBKERNELS_VARIANT")) if forced else \
-        f"compute capability {arch.major}.{arch.minor} -> {base}" if arch else "simulator (sm80 code)"
+        f"compute capability {arch.major}.{arch.minor} -> {base}" if arch else \
+        "numba's simulator runs the sm80 kernel code" if config.ENABLE_CUDASIM else \
+        "no GPU here: planned as on an sm_80-class GPU with 132 SMs"
     return variant, why
+
+
+#: (SMs, opt-in shared memory per block) assumed where there is no GPU (an H100/H200).
+NO_GPU_LIMITS = (132, 227 * 1024)
 
 
 def _device_limits():
     from numba import cuda
     from numba.cuda import config
 
-    if config.ENABLE_CUDASIM:
-        return 132, 227 * 1024
+    if config.ENABLE_CUDASIM or not cuda.is_available():
+        return NO_GPU_LIMITS
     dev = cuda.get_current_device()
     return int(dev.MULTIPROCESSOR_COUNT), int(dev.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
 
@@ -156,6 +164,11 @@ def plan(a, b, c=None, *, alpha=1, beta=0, out=None, precision=None, variant=Non
             f"(e.g. b.astype(a.dtype))")
     kind = _kind(da, precision)
     host = _check_same_side([("a", va), ("b", vb), ("c", vc), ("out", vo)])
+    from numba.cuda import config
+
+    if host and not config.ENABLE_CUDASIM:
+        # On a GPU, host operands travel as C-contiguous copies: plan for those.
+        va, vb = arrays.contiguous_like(va), arrays.contiguous_like(vb)
     ba, sba, (m, ka), (sam, sak) = _batch_and_mat(va, "a")
     bb, sbb, (kb, n), (sbk, sbn) = _batch_and_mat(vb, "b")
     if ka != kb:
@@ -193,8 +206,6 @@ def plan(a, b, c=None, *, alpha=1, beta=0, out=None, precision=None, variant=Non
             raise NbkernelsError(f"gemm: {name} must be a real number, got {v!r}")
     if kind == "s8" and (float(alpha) != int(alpha) or float(beta) != int(beta)):
         raise NbkernelsError("gemm: int8 GEMM takes integer alpha and beta")
-
-    from numba.cuda import config
 
     arch = None if config.ENABLE_CUDASIM else device_arch()
     var, why = _select_variant(kind, arch, variant)

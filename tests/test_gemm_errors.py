@@ -1,0 +1,126 @@
+"""Bad input to nbkernels.gemm: a clear error naming the argument, and nothing modified.
+
+These run without a GPU: validation happens in ``plan`` before anything is launched.
+"""
+import ml_dtypes
+import numpy as np
+import pytest
+
+import nbkernels
+from nbkernels import NbkernelsError
+from nbkernels.matmul import TileConfig, plan
+
+BF16 = np.dtype(ml_dtypes.bfloat16)
+
+
+class FakeDeviceArray:
+    """Something with __cuda_array_interface__ (no memory behind it: plan never touches it)."""
+
+    def __init__(self, shape, typestr, ptr=0x7000_0000_0000):
+        self.__cuda_array_interface__ = {"shape": shape, "typestr": typestr, "data": (ptr, False),
+                                         "version": 3, "strides": None}
+
+
+def _ops(m=32, k=16, n=24, dtype=np.float16):
+    rng = np.random.default_rng()
+    return (rng.standard_normal((m, k)).astype(dtype), rng.standard_normal((k, n)).astype(dtype))
+
+
+CASES = [
+    (lambda a, b: plan(a, b[:-1]), r"a\.shape\[-1\] \(K=16\) must equal b\.shape\[-2\] \(got 15\)"),
+    (lambda a, b: plan(a, b.astype(np.float32)),
+     r"a and b must have the same dtype, got a float16 and b float32; cast one"),
+    (lambda a, b: plan(a.astype(np.complex64), b.astype(np.complex64)),
+     r"a has dtype complex64; expected one of"),
+    (lambda a, b: plan(a.astype(np.int16), b.astype(np.int16)), r"a has dtype int16"),
+    (lambda a, b: plan(a[0], b), r"a must be 2-D or 3-D \(batched\), got 1-D"),
+    (lambda a, b: plan(np.stack([a] * 3), np.stack([b] * 2)),
+     r"batch sizes 3 \(a\) and 2 \(b\) do not broadcast"),
+    (lambda a, b: plan(a, b, out=np.empty((32, 25), np.float16)),
+     r"out must have shape \(32, 24\), got \(32, 25\)"),
+    (lambda a, b: plan(a, b, out=np.empty((32, 24), np.float32)),
+     r"out must have dtype float16 \(the result of float16 inputs\), got float32"),
+    (lambda a, b: plan(a, b, np.empty((3, 24), np.float16)),
+     r"c of shape \(3, 24\) does not broadcast to the result shape \(32, 24\)"),
+    (lambda a, b: plan(a, b, np.empty((24,), np.float32)),
+     r"c must have the result dtype float16, got float32"),
+    (lambda a, b: plan(a, b, precision="tf32"),
+     r"precision applies to float32 inputs only; a is float16"),
+    (lambda a, b: plan(a.astype(np.float32), b.astype(np.float32), precision="fast"),
+     r"precision must be one of \('tf32', '3xtf32', 'fp32'\) or None, got 'fast'"),
+    (lambda a, b: plan(a, b, alpha="2"), r"alpha must be a real number, got '2'"),
+    (lambda a, b: plan(a.astype(np.int8), b.astype(np.int8), alpha=0.5),
+     r"int8 GEMM takes integer alpha and beta"),
+    (lambda a, b: plan(a, b, variant="sm70"), r"variant must be one of \('sm80', 'sm75', 'simt'\)"),
+    (lambda a, b: plan(a, b, variant="simt"), r"the simt variant computes float32/float64 only"),
+    (lambda a, b: plan(a.astype(BF16), b.astype(BF16), variant="sm75"),
+     r"bf16 needs sm_80 tensor cores"),
+    (lambda a, b: plan(a, FakeDeviceArray((16, 24), "<f2")),
+     r"a is a host \(NumPy/CPU\) array but b is on GPU"),
+    (lambda a, b: plan(a, FakeDeviceArray((16, 24), "<V2")),
+     r"b: its __cuda_array_interface__ typestr '<V2' does not say which 16-bit type"),
+    (lambda a, b: plan(a, [[1.0]]), r"b: expected a NumPy, CuPy or torch array"),
+    (lambda a, b: plan(a, b, tile=TileConfig(256, 256, 64, 4, 4, 8)),
+     r"needs 262144 B of shared memory; this device allows"),
+    (lambda a, b: plan(a, b, out=np.lib.stride_tricks.as_strided(np.empty(24, np.float16),
+                                                                 (32, 24), (0, 2))),
+     r"out must not overlap itself"),
+]
+
+
+@pytest.mark.parametrize("i", range(len(CASES)))
+def test_bad_input_is_a_clear_error_and_changes_nothing(i):
+    call, pattern = CASES[i]
+    a, b = _ops()
+    a0, b0 = a.copy(), b.copy()
+    with pytest.raises(NbkernelsError, match=pattern):
+        call(a, b)
+    np.testing.assert_array_equal(a, a0)
+    np.testing.assert_array_equal(b, b0)
+
+
+def test_out_is_untouched_when_the_call_is_rejected():
+    a, b = _ops()
+    out = np.full((32, 25), 7, np.float16)
+    with pytest.raises(NbkernelsError):
+        nbkernels.gemm(a, b, out=out)
+    assert (out == 7).all()
+
+
+def test_tile_config_validation():
+    with pytest.raises(NbkernelsError, match=r"warp tile 40x64 must be a multiple of 16x16"):
+        TileConfig(80, 128, 64, 2, 2, 4)
+    with pytest.raises(NbkernelsError, match=r"bk_bytes must be 64 or 128"):
+        TileConfig(128, 128, 32, 2, 2, 4)
+
+
+def test_env_tile_is_parsed_and_checked(monkeypatch):
+    a, b = _ops()
+    monkeypatch.setenv("NBKERNELS_TILE", "128,wide")
+    with pytest.raises(NbkernelsError, match=r"NBKERNELS_TILE: expected 'bm,bn,bk_bytes"):
+        plan(a, b)
+    monkeypatch.setenv("NBKERNELS_TILE", "64,64,64,2,2,3")
+    assert plan(a, b).tile == TileConfig(64, 64, 64, 2, 2, 3)
+
+
+def test_explain_says_what_and_why():
+    a, b = _ops(200, 64, 72)
+    text = nbkernels.explain(a, np.asfortranarray(b))  # host operands go over as C-contiguous
+    assert "variant: sm80" in text and "a K-major, b N-major" in text
+    assert "cp.async 16 B" in text and "tile:" in text and "why:" in text
+    text = nbkernels.explain(a[:, 1:], b[1:])
+    assert "ordinary loads" in text and "not 16-byte aligned" in text
+    text = nbkernels.explain(a.astype(np.float32), b.astype(np.float32))
+    assert "(3xtf32)" in text
+    text = nbkernels.explain(a.astype(np.int8)[:, ::2], b.astype(np.int8)[::2])
+    assert "copy of a" in text
+
+
+def test_no_gpu_and_no_simulator_says_how_to_run():
+    from numba import cuda
+
+    if cuda.is_available():
+        pytest.skip("a GPU is present")
+    a, b = _ops()
+    with pytest.raises(NbkernelsError, match=r"no CUDA GPU found; set NUMBA_ENABLE_CUDASIM=1"):
+        nbkernels.gemm(a, b)
