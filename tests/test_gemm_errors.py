@@ -113,7 +113,7 @@ def test_explain_says_what_and_why():
     text = nbkernels.explain(a.astype(np.float32), b.astype(np.float32))
     assert "(3xtf32)" in text
     text = nbkernels.explain(a.astype(np.int8)[:, ::2], b.astype(np.int8)[::2])
-    assert "copy of a" in text
+    assert "copy of b: s8 takes K-major (column-major) b only" in text
 
 
 def test_no_gpu_and_no_simulator_says_how_to_run():
