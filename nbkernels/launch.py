@@ -153,3 +153,29 @@ def launch(fn, grid, block, smem: int, stream: int, values: list, ctypes_: list)
     err = drv.cuLaunchKernel(f, grid[0], grid[1], grid[2], block[0], block[1], block[2], smem,
                              stream, (tuple(values), tuple(ctypes_)), 0)
     _check(err, "cuLaunchKernel")
+
+
+class PackedArgs:
+    """Kernel arguments held in ctypes storage, with the ``void*[]`` cuLaunchKernel takes.
+
+    Built once per launch shape; a repeat call only overwrites the fields that changed
+    (data pointers, alpha, beta) through :meth:`set` and launches with :func:`launch_packed`.
+    """
+
+    def __init__(self, values, ctypes_):
+        self.slots = [ct(v) for v, ct in zip(values, ctypes_)]
+        self.ptrs = (ctypes.c_void_p * len(self.slots))(
+            *[ctypes.addressof(s) for s in self.slots])
+        self.address = ctypes.addressof(self.ptrs)
+
+    def set(self, i, value):
+        self.slots[i].value = value
+
+
+def launch_packed(fn, grid, block, smem: int, stream: int, packed: PackedArgs):
+    from cuda.bindings import driver as drv
+
+    err = drv.cuLaunchKernel(fn[1], grid[0], grid[1], grid[2], block[0], block[1], block[2],
+                             smem, stream, packed.address, 0)
+    if err[0] != drv.CUresult.CUDA_SUCCESS:
+        _check(err, "cuLaunchKernel")

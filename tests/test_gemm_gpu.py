@@ -134,3 +134,22 @@ def test_misaligned_pointer_takes_the_safe_path():
     d = nbkernels.gemm(a, b)
     err, where = relerr(cupy.asnumpy(d), reference(cupy.asnumpy(a), cupy.asnumpy(b)))
     assert err < 2e-3, where
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32"])
+def test_repeat_calls_take_new_data_and_new_outputs(dtype):
+    """The repeat-call fast path must use each call's own pointers, alpha, beta and output."""
+    rng = np.random.default_rng()
+    results = []
+    for i in range(4):
+        a = cupy.asarray(rng.standard_normal((96, 80)).astype(dtype))
+        b = cupy.asarray(rng.standard_normal((80, 72)).astype(dtype))
+        c = cupy.asarray(rng.standard_normal((96, 72)).astype(dtype))
+        out = None if i % 2 else cupy.full((96, 72), np.nan, dtype)
+        d = nbkernels.gemm(a, b, c, alpha=0.5 + i, beta=-1.0 * i, out=out)
+        assert out is None or d is out
+        want = reference(cupy.asnumpy(a), cupy.asnumpy(b), cupy.asnumpy(c), 0.5 + i, -1.0 * i)
+        err, where = relerr(cupy.asnumpy(d), want)
+        assert err < (2e-3 if dtype == "float16" else 1e-5), f"call {i}: {where}"
+        results.append(d)
+    assert len({int(r.data.ptr) for r in results}) == 4

@@ -1,6 +1,7 @@
 """GEMM speed against cuBLAS, in one process: ``python -m nbkernels.matmul.bench``.
 
-Times with CUDA events after warm-up, takes medians, rotates among input sets larger than L2,
+Times with CUDA events after warm-up (host overhead lands inside the events whenever the host
+is slower than the kernel: measure it separately, tools/overhead.py), takes medians, rotates among input sets larger than L2,
 and measures cuBLAS (torch.matmul, and cupy.matmul where it has the dtype) on the same buffers
 in the same run. FLOPs = 2*M*N*K per GEMM. Prints a table; ``--json`` saves the numbers.
 """

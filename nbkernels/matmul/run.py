@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import threading
 
 import numpy as np
 from numba import cuda, types
@@ -144,6 +145,7 @@ def _c_strides(view, out_shape):
 
 
 _built = {}
+_LAST = threading.local()  # the last launch's arguments, for the repeat-call fast path
 
 
 def _launch(kernel, sig, grid, block, smem, stream, args, key_parts, arch):
@@ -180,6 +182,7 @@ def _launch(kernel, sig, grid, block, smem, stream, args, key_parts, arch):
         values += v
         ctys += c
     launch.launch(fn, grid, block, smem, stream, values, ctys)
+    _LAST.launch = (fn, grid, block, smem, values, ctys)
 
 
 def _build_unpersisted(kernel, sig, arch, key, bounds):

@@ -1,0 +1,45 @@
+"""Edge-shape GEMMs of every variant, for compute-sanitizer (memcheck, racecheck).
+
+    compute-sanitizer --tool memcheck python3 tools/sanitize_gemm.py
+"""
+import sys
+
+import cupy
+import numpy as np
+
+import nbkernels
+from nbkernels.arrays import BF16
+
+CASES = [  # dtype, M, N, K, layout, variant, precision
+    ("bfloat16", 129, 67, 75, "rr", None, None),     # sm80, edges in M, N, K; N-major b
+    ("float16", 64, 128, 96, "cc", None, None),      # sm80 interior blocks, M-major a
+    ("float16", 33, 17, 45, "ur", None, None),       # misaligned a: ordinary loads
+    ("float16", 40, 24, 40, "rr", "sm75", None),     # sm75 variant
+    ("float32", 70, 33, 41, "rc", None, "3xtf32"),   # tf32 split
+    ("int8", 65, 40, 70, "rr", None, None),          # int8 (padded copies)
+    ("float64", 37, 29, 31, "rc", None, None),       # simt
+    ("float32", 50, 1, 7, "rr", None, "fp32"),       # simt, N = 1
+]
+
+rng = np.random.default_rng()
+worst = 0.0
+for dtype, m, n, k, lay, variant, prec in CASES:
+    dt = BF16 if dtype == "bfloat16" else np.dtype(dtype)
+    a = rng.standard_normal((m, k)).astype(dt) if dtype != "int8" else \
+        rng.integers(-9, 9, (m, k)).astype(np.int8)
+    b = rng.standard_normal((k, n)).astype(dt) if dtype != "int8" else \
+        rng.integers(-9, 9, (k, n)).astype(np.int8)
+    da = cupy.asarray(np.asfortranarray(a) if lay[0] == "c" else a)
+    if lay[0] == "u":
+        buf = cupy.zeros(m * k + 1, dt)
+        buf[1:] = cupy.asarray(a).ravel()
+        da = buf[1:].reshape(m, k)
+    db = cupy.asarray(np.asfortranarray(b) if lay[1] == "c" else b)
+    d = nbkernels.gemm(da, db, variant=variant, precision=prec)
+    ref = a.astype(np.float64) @ b.astype(np.float64)
+    err = float(np.linalg.norm(cupy.asnumpy(d).astype(np.float64) - ref) / np.linalg.norm(ref))
+    worst = max(worst, err)
+    print(f"{dtype:9s} {m}x{n}x{k} {lay} {variant or 'auto':5s} relerr {err:.1e}", flush=True)
+cupy.cuda.Device().synchronize()
+print(f"sanitize cases done, worst relative error {worst:.1e}")
+sys.exit(0 if worst < 1e-2 else 1)
