@@ -12,10 +12,10 @@ from .errors import (
 )
 from . import intrinsics
 from .smem import enable_large_shared_memory, max_dynamic_shared_memory
-from .matmul import explain, gemm
+from .matmul import autotune, explain, gemm
 
 __all__ = [
     "Arch", "ArchError", "IntrinsicUsageError", "NbkernelsError", "PtxVersionError",
     "SimulatorError", "ToolchainError", "intrinsics", "enable_large_shared_memory",
-    "max_dynamic_shared_memory", "gemm", "explain", "__version__",
+    "max_dynamic_shared_memory", "gemm", "explain", "autotune", "__version__",
 ]

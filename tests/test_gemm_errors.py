@@ -124,3 +124,18 @@ def test_no_gpu_and_no_simulator_says_how_to_run():
     a, b = _ops()
     with pytest.raises(NbkernelsError, match=r"no CUDA GPU found; set NUMBA_ENABLE_CUDASIM=1"):
         nbkernels.gemm(a, b)
+
+
+def test_plan_uses_a_stored_autotune_winner(monkeypatch):
+    """The lookup path of plan() on a (pretend) GPU, without one: a stored winner is used."""
+    from nbkernels import Arch
+    from nbkernels.matmul import api, tuning
+
+    winner = TileConfig(64, 128, 64, 2, 2, 4)
+    monkeypatch.setattr(api, "device_arch", lambda: Arch(9, 0, "a"))
+    monkeypatch.setattr(tuning, "lookup", lambda *args: winner)
+    a, b = _ops(300, 64, 200)
+    p = plan(a, b)
+    assert p.tile == winner and any("autotuner" in r for r in p.reasons)
+    monkeypatch.setattr(tuning, "lookup", lambda *args: None)
+    assert plan(a, b).tile != winner

@@ -153,3 +153,21 @@ def test_repeat_calls_take_new_data_and_new_outputs(dtype):
         assert err < (2e-3 if dtype == "float16" else 1e-5), f"call {i}: {where}"
         results.append(d)
     assert len({int(r.data.ptr) for r in results}) == 4
+
+
+def test_autotune_measures_stores_and_is_used(tmp_path, monkeypatch):
+    from nbkernels.matmul import TileConfig, tuning as at_mod
+
+    monkeypatch.setenv("NBKERNELS_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(at_mod, "_table", None)
+    rng = np.random.default_rng()
+    a = cupy.asarray(rng.standard_normal((512, 384)).astype(np.float16))
+    b = cupy.asarray(rng.standard_normal((384, 256)).astype(np.float16))
+    cands = [TileConfig(64, 64, 64, 2, 2, 4), TileConfig(128, 128, 64, 2, 2, 4)]
+    best = nbkernels.autotune(a, b, candidates=cands, reps=3, progress=False)
+    assert best in cands
+    assert (tmp_path / "autotune.json").exists()
+    assert "autotuner" in nbkernels.explain(a, b) and str(best) in nbkernels.explain(a, b)
+    err, where = relerr(cupy.asnumpy(nbkernels.gemm(a, b)),
+                        reference(cupy.asnumpy(a), cupy.asnumpy(b)))
+    assert err < 2e-3, where

@@ -4,6 +4,7 @@ from __future__ import annotations
 from .api import explain, plan
 from .config import TileConfig
 from . import fast, run
+from .tuning import autotune
 from .run import execute
 
 _MAX_EXTRAS = 6
@@ -69,4 +70,4 @@ class FusedGemm:
         return plan(a, b, **kwargs).describe() + f"\n  epilogue: {self.__name__} fused"
 
 
-__all__ = ["gemm", "explain", "plan", "FusedGemm", "TileConfig"]
+__all__ = ["gemm", "explain", "plan", "autotune", "FusedGemm", "TileConfig"]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import os
+import threading
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -251,6 +252,8 @@ def plan(a, b, c=None, *, alpha=1, beta=0, out=None, precision=None, variant=Non
                                  f"memory; this device allows {max_smem}")
         p.tile = tile
         p.reasons.append("tile given by the caller (tile= or NBKERNELS_TILE)")
+    elif arch is not None and _tuned(p, a, b, c, alpha, beta, precision, variant):
+        pass
     elif kind == "3xtf32":
         p.tile = cfgmod.TileConfig(128, 128, 64, 2, 4, 3)
         p.reasons.append("3xtf32 keeps two fragments per operand: 64x32 warp tiles avoid spills")
@@ -258,6 +261,29 @@ def plan(a, b, c=None, *, alpha=1, beta=0, out=None, precision=None, variant=Non
         p.tile = cfgmod.heuristic(kind, m, n, ka, batch, sms, max_smem)
         p.reasons.append(f"tile from the heuristic for {sms} SMs and {max_smem} B shared memory")
     return p
+
+
+_TUNING = threading.local()
+
+
+def _tuned(p, a, b, c, alpha, beta, precision, variant) -> bool:
+    """Use a stored autotune winner; with NBKERNELS_AUTOTUNE=1, tune on a miss."""
+    from . import tuning
+
+    best = tuning.lookup(p.kind, p.a_kmajor, p.b_kmajor, p.m, p.n, p.k)
+    if best is None and os.environ.get("NBKERNELS_AUTOTUNE") == "1" and \
+            not getattr(_TUNING, "active", False) and p.variant == "sm80" and not p.host:
+        _TUNING.active = True
+        try:
+            best = tuning.autotune(a, b, c, alpha=alpha, beta=beta, precision=precision,
+                                     variant=variant)
+        finally:
+            _TUNING.active = False
+    if best is None:
+        return False
+    p.tile = best
+    p.reasons.append("tile measured fastest by the autotuner for this GPU and size class")
+    return True
 
 
 def _env_tile():
