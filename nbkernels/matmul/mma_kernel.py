@@ -216,17 +216,22 @@ def build_kernel(cfg: TileConfig, kind: str, a_kmajor: bool, b_kmajor: bool, asy
 
     # --- global -> shared ---------------------------------------------------------------
     def make_loader(ROWS, CPR, ITERS, swz, kmajor):
+        @_dev
+        def chunk(tid, it, mn0, k0, MN, K):
+            """This thread's it-th 16-byte chunk: tile row and column, and its (outer, inner)
+            matrix coordinates with their extents (outer strides by ld, inner is contiguous)."""
+            cid = tid + it * NT
+            row = cid // CPR
+            ch = cid % CPR
+            if kmajor:
+                return row, ch, mn0 + row, k0 + ch * EPC, MN, K
+            return row, ch, k0 + row, mn0 + ch * EPC, K, MN
+
         if async_copy:
             @_dev
             def load_tile(sbase, gptr, mn0, k0, MN, K, ld, tid):
                 for it in range(ITERS):
-                    cid = tid + it * NT
-                    row = cid // CPR
-                    ch = cid % CPR
-                    if kmajor:
-                        outer, inner, outer_n, inner_n = mn0 + row, k0 + ch * EPC, MN, K
-                    else:
-                        outer, inner, outer_n, inner_n = k0 + row, mn0 + ch * EPC, K, MN
+                    row, ch, outer, inner, outer_n, inner_n = chunk(tid, it, mn0, k0, MN, K)
                     nbytes = 0
                     src = gptr
                     if outer < outer_n and inner < inner_n:
@@ -239,13 +244,7 @@ def build_kernel(cfg: TileConfig, kind: str, a_kmajor: bool, b_kmajor: bool, asy
                 # Any alignment of the operand: element loads, 32-bit stores to shared memory.
                 sm = cuda.shared.array(0, uint32)
                 for it in range(ITERS):
-                    cid = tid + it * NT
-                    row = cid // CPR
-                    ch = cid % CPR
-                    if kmajor:
-                        outer, inner, outer_n, inner_n = mn0 + row, k0 + ch * EPC, MN, K
-                    else:
-                        outer, inner, outer_n, inner_n = k0 + row, mn0 + ch * EPC, K, MN
+                    row, ch, outer, inner, outer_n, inner_n = chunk(tid, it, mn0, k0, MN, K)
                     word0 = (sbase - I.smem_addr(sm, 0) + row * (CPR * 16) + swz(row, ch) * 16) // 4
                     for w in range(4):
                         v = uint32(0)
