@@ -18,7 +18,7 @@ from numba.cuda.extending import _Intrinsic
 
 from ..arch import compile_target
 from ..errors import ArchError, IntrinsicUsageError, PtxVersionError
-from .spec import Const, Element, InstructionSpec, Operand
+from .spec import Element, InstructionSpec, Operand
 
 #: Every intrinsic built so far, by public name (the shipped set and user definitions).
 REGISTRY: dict[str, "PtxIntrinsic"] = {}

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import os
 
-import numpy as np
-
 from .. import launch
 from . import run
 
@@ -76,7 +74,7 @@ class _FrameworkHint:
         self.device = like.device.id if framework == "cupy" else like.device.index
 
 
-def remember(key, p, c, out_given, stream_handle):
+def remember(key, p, c, out_given):
     """After a full call: keep a launcher if the call was one plain launch."""
     last = getattr(run._LAST, "launch", None)
     if key is None or last is None or p.copies or p.batch > run._MAX_GRID_Y or p.host:
@@ -108,4 +106,4 @@ def stream_handle(framework, device, stream):
     return arrays.current_stream_handle(framework, device, stream)
 
 
-__all__ = ["key_of", "remember", "Launcher", "np"]
+__all__ = ["key_of", "remember", "Launcher", "stream_handle"]

@@ -20,7 +20,6 @@ kernel is compiled once per (kind, layouts, loader, tile config, epilogue) and a
 """
 from __future__ import annotations
 
-import numpy as np
 from numba import cuda, float32, int32, int64, uint16, uint32
 
 from .. import intrinsics as I
