@@ -139,3 +139,14 @@ def test_plan_uses_a_stored_autotune_winner(monkeypatch):
     assert p.tile == winner and any("autotuner" in r for r in p.reasons)
     monkeypatch.setattr(tuning, "lookup", lambda *args: None)
     assert plan(a, b).tile != winner
+
+
+def test_split_k_is_planned_for_few_tiles_and_long_k(monkeypatch):
+    a, b = _ops(16, 4096, 4096)
+    p = plan(a, b)
+    assert p.splits > 1 and p.kchunk % p.tile.bk("f16") == 0
+    assert p.splits * p.kchunk >= 4096 > (p.splits - 1) * p.kchunk
+    assert "split-K" in p.describe()
+    assert plan(*_ops(4096, 64, 4096)).splits == 1  # enough output tiles: no split
+    monkeypatch.setenv("NBKERNELS_SPLITS", "3")
+    assert plan(*_ops(200, 300, 64)).splits == 3

@@ -29,6 +29,11 @@ CASES = [
     # interior blocks (whole 64x64 tiles and full k-tiles): the predicate-free loader
     ("bfloat16", (0, 0), 130, 72, 96, "rr", None, None),
     ("float16", (0, 0), 64, 64, 64, "cc", None, None),
+    # split-K (few output tiles, long K): partial slices plus the reduction kernel
+    ("bfloat16", (0, 0), 20, 36, 300, "rc", None, None),
+    ("float16", (2, 2), 9, 17, 270, "rr", None, None),
+    ("float32", (0, 0), 19, 21, 200, "rr", "tf32", None),
+    ("int8", (0, 0), 7, 12, 600, "rr", None, None),
 ]
 
 SCRIPT = r'''

@@ -19,6 +19,7 @@ CASES = [  # dtype, M, N, K, layout, variant, precision
     ("int8", 65, 40, 70, "rr", None, None),          # int8 (padded copies)
     ("float64", 37, 29, 31, "rc", None, None),       # simt
     ("float32", 50, 1, 7, "rr", None, "fp32"),       # simt, N = 1
+    ("bfloat16", 16, 72, 2000, "rc", None, None),    # split-K + reduction
 ]
 
 rng = np.random.default_rng()

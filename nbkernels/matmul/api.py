@@ -53,6 +53,8 @@ class Plan:
     copies: list = field(default_factory=list)  # (operand, reason) copied before the launch
     aligned: bool = True
     tile: cfgmod.TileConfig | None = None
+    splits: int = 1  # split-K: slices of K computed by separate blocks, then reduced
+    kchunk: int = 0
     reasons: list = field(default_factory=list)
     host: bool = False
 
@@ -67,6 +69,8 @@ class Plan:
             if self.tile:
                 lines.append(f"  tile: {self.tile}, "
                              f"{self.tile.smem_bytes(self.kind)} B shared memory")
+            if self.splits > 1:
+                lines.append(f"  split-K: {self.splits} slices of {self.kchunk}, then a reduction")
         for op, why in self.copies:
             lines.append(f"  copy of {op}: {why}")
         lines += [f"  why: {r}" for r in self.reasons]
@@ -260,7 +264,35 @@ def plan(a, b, c=None, *, alpha=1, beta=0, out=None, precision=None, variant=Non
     else:
         p.tile = cfgmod.heuristic(kind, m, n, ka, batch, sms, max_smem)
         p.reasons.append(f"tile from the heuristic for {sms} SMs and {max_smem} B shared memory")
+    _split_k(p, sms)
     return p
+
+
+#: Split-K only pays when the M x N tiles leave most SMs idle and each slice keeps enough
+#: k-tiles to fill the pipeline.
+MAX_SPLITS = 16
+MIN_KTILES_PER_SPLIT = 4
+
+
+def _split_k(p, sms):
+    env = os.environ.get("NBKERNELS_SPLITS")
+    blocks = -(-p.m // p.tile.bm) * -(-p.n // p.tile.bn) * p.batch
+    bk = p.tile.bk(p.kind)
+    if env:
+        want = int(env)
+    elif blocks < sms // 2 and p.k >= 2 * MIN_KTILES_PER_SPLIT * bk:
+        want = min(-(-sms // blocks), p.k // (MIN_KTILES_PER_SPLIT * bk), MAX_SPLITS)
+    else:
+        return
+    if want <= 1 or p.k == 0:
+        return
+    kchunk = -(-(-(-p.k // want)) // bk) * bk
+    p.splits, p.kchunk = -(-p.k // kchunk), kchunk
+    if p.splits > 1:
+        p.reasons.append(f"{blocks} output tiles for {sms} SMs: K split in {p.splits} slices"
+                         + (" (NBKERNELS_SPLITS)" if env else ""))
+    else:
+        p.splits, p.kchunk = 1, 0
 
 
 _TUNING = threading.local()
@@ -325,8 +357,14 @@ def explain(a, b, c=None, **kwargs) -> str:
 
 # --- kernels, compiled once per configuration --------------------------------------------------
 @functools.lru_cache(maxsize=None)
-def _mma(tile, kind, a_km, b_km, aligned, sm75, epilogue, n_extra, pair):
-    return mma_kernel.build_kernel(tile, kind, a_km, b_km, aligned, sm75, epilogue, n_extra, pair)
+def _mma(tile, kind, a_km, b_km, aligned, sm75, epilogue, n_extra, pair, partial=False):
+    return mma_kernel.build_kernel(tile, kind, a_km, b_km, aligned, sm75, epilogue, n_extra, pair,
+                                   partial)
+
+
+@functools.lru_cache(maxsize=None)
+def _reduce(out_kind, epilogue, n_extra):
+    return mma_kernel.build_reduce(out_kind, epilogue, n_extra)
 
 
 @functools.lru_cache(maxsize=None)

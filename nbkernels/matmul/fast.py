@@ -77,7 +77,8 @@ class _FrameworkHint:
 def remember(key, p, c, out_given):
     """After a full call: keep a launcher if the call was one plain launch."""
     last = getattr(run._LAST, "launch", None)
-    if key is None or last is None or p.copies or p.batch > run._MAX_GRID_Y or p.host:
+    if (key is None or last is None or p.copies or p.batch > run._MAX_GRID_Y or p.host
+            or p.splits > 1):
         return
     fn, grid, block, smem, values, ctys = last
     if len(_FAST) >= _MAX_ENTRIES:

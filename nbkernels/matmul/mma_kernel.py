@@ -176,7 +176,8 @@ OUT_KIND = {"f16": "f16", "bf16": "bf16", "tf32": "f32", "3xtf32": "f32", "s8": 
 
 
 def build_kernel(cfg: TileConfig, kind: str, a_kmajor: bool, b_kmajor: bool, async_copy: bool,
-                 sm75: bool = False, epilogue=None, n_extra: int = 0, pair_store: bool = False):
+                 sm75: bool = False, epilogue=None, n_extra: int = 0, pair_store: bool = False,
+                 partial: bool = False):
     """The kernel for one (config, kind, layouts, loader, epilogue); see the module docstring."""
     if kind not in _MMA:
         raise ValueError(f"tensor-core GEMM has no kind {kind!r}")
@@ -208,7 +209,11 @@ def build_kernel(cfg: TileConfig, kind: str, a_kmajor: bool, b_kmajor: bool, asy
     if A_ITERS * NT != A_ROWS * A_CPR or B_ITERS * NT != B_ROWS * B_CPR:
         raise ValueError(f"{cfg}: tile chunks do not divide among {NT} threads")
     swz_a, swz_b = _swizzle(A_CPR), _swizzle(B_CPR)
-    out_kind = OUT_KIND[kind]
+    # partial: a split-K slice writes its raw f32/s32 accumulators to a workspace; the
+    # reduction kernel (below) applies beta * C, the epilogue and the conversion.
+    out_kind = ("s32" if kind == "s8" else "f32") if partial else OUT_KIND[kind]
+    if partial and (epilogue is not None or pair_store):
+        raise ValueError("split-K partials take no epilogue and no paired stores")
     split3 = kind == "3xtf32"
     tf32_round = kind in ("tf32", "3xtf32")
     is_int = kind == "s8"
@@ -435,7 +440,7 @@ def build_kernel(cfg: TileConfig, kind: str, a_kmajor: bool, b_kmajor: bool, asy
 
     @cuda.jit
     def kernel(A, B, C, D, M, N, K, lda, ldb, ldc_r, ldc_c, ldd_r, ldd_c,
-               sa, sb, sc, sd, alpha, beta, grid_m, grid_n, extra):
+               sa, sb, sc, sd, alpha, beta, grid_m, grid_n, splits, kchunk, extra):
         # A, B, C, D are 1-D views starting at each operand's first element; all indexing is
         # by address from here on (cp.async and the predicated epilogue take addresses).
         a_ptr = int64(I.gmem_addr(A, 0))
@@ -458,9 +463,14 @@ def build_kernel(cfg: TileConfig, kind: str, a_kmajor: bool, b_kmajor: bool, asy
         bn_idx = (pid % per_group) // rows_in_group
         m0 = bm_idx * BM
         n0 = bn_idx * BN
-        batch = cuda.blockIdx.y
-        a_base = a_ptr + batch * sa * ESZ
-        b_base = b_ptr + batch * sb * ESZ
+        # blockIdx.y = batch * splits + split; split s reduces K in [s * kchunk, (s+1) * kchunk)
+        z = cuda.blockIdx.y
+        batch = z // splits
+        k_begin = (z % splits) * kchunk
+        if splits > 1:
+            K = max(min(K - k_begin, kchunk), 0)
+        a_base = a_ptr + (batch * sa + k_begin * (1 if a_kmajor else lda)) * ESZ
+        b_base = b_ptr + (batch * sb + k_begin * (1 if b_kmajor else ldb)) * ESZ
 
         acc = cuda.local.array((MF, NF, 4), acc_t)
         for f in range(MF):
@@ -509,10 +519,49 @@ def build_kernel(cfg: TileConfig, kind: str, a_kmajor: bool, b_kmajor: bool, asy
 
         # --- epilogue: alpha, beta * C, fused function, guarded stores ----------------------
         store_all(acc, m0 + wm * WM + (lane >> 2), n0 + wn * WN + 2 * (lane & 3), M, N,
-                  alpha, beta, c_ptr + batch * sc * OSZ, d_ptr + batch * sd * OSZ,
+                  alpha, beta, c_ptr + batch * sc * OSZ, d_ptr + z * sd * OSZ,
                   ldc_r * OSZ, ldc_c * OSZ, ldd_r * OSZ, ldd_c * OSZ, extra)
 
     kernel.nbk_smem_bytes = STAGES * STAGE_BYTES
     kernel.nbk_launch_bounds = (NT, cfg.min_blocks) if cfg.min_blocks else None
     kernel.nbk_threads = NT
     return kernel
+
+
+def build_reduce(out_kind: str, epilogue=None, n_extra: int = 0):
+    """Split-K reduction: D = sum of the splits' partials + beta * C, epilogue, conversion.
+
+    W holds ``batch * splits`` partial M x N matrices (f32, or s32 for int8), contiguous.
+    One thread per output element; blockIdx.y is the batch index.
+    """
+    acc_t = int32 if out_kind == "s32" else float32
+    wsz = 4
+    OSZ = {"f16": 2, "bf16": 2, "f32": 4, "s32": 4}[out_kind]
+    load_w = I.ld_global_s32 if out_kind == "s32" else I.ld_global_f32
+    apply_epi = epilogue_call(epilogue, n_extra)
+    ns = {"I": I, "uint32": uint32, "uint16": uint16, "float32": float32, "int32": int32}
+    exec("def load_c(ca, ok):\n    return " + _C_LOAD[out_kind] + "\n"
+         "def store_d(da, v, ok):\n    " + _D_STORE[out_kind] + "\n", ns)
+    load_c, store_d = _dev(ns["load_c"]), _dev(ns["store_d"])
+
+    @cuda.jit
+    def reduce(W, C, D, M, N, splits, ldc_r, ldc_c, ldd_r, ldd_c, sc, sd, beta, extra):
+        i = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+        batch = cuda.blockIdx.y
+        ok = i < M * N
+        if ok:
+            m = i // N
+            n = i % N
+            w = int64(I.gmem_addr(W, 0)) + (batch * splits * M * N + i) * wsz
+            v = acc_t(0)
+            for s in range(splits):
+                v += load_w(w + s * M * N * wsz)
+            if beta != 0:
+                v += beta * load_c(int64(I.gmem_addr(C, 0))
+                                   + (batch * sc + m * ldc_r + n * ldc_c) * OSZ, ok)
+            v = apply_epi(v, m, n, extra)
+            store_d(int64(I.gmem_addr(D, 0)) + (batch * sd + m * ldd_r + n * ldd_c) * OSZ, v, ok)
+
+    reduce.nbk_smem_bytes = 0
+    reduce.nbk_threads = 256
+    return reduce

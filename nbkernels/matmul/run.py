@@ -10,7 +10,7 @@ from numba import cuda, types
 from .. import arrays
 from ..errors import NbkernelsError
 from .. import launch
-from . import api
+from . import api, mma_kernel
 from .config import ELEMENT_BYTES
 
 _MAX_GRID_Y = 65535
@@ -262,27 +262,69 @@ def execute(p: "api.Plan", alpha, beta, stream=None, epilogue=None, extras=()):
     lda = api.leading_dim(va, "a", p.a_kmajor)
     ldb = api.leading_dim(vb, "b", p.b_kmajor)
     sm75 = p.variant == "sm75"
+    gm, gn = -(-p.m // p.tile.bm), -(-p.n // p.tile.bn)
+    at = types.int32 if p.kind == "s8" else types.float32
+    cast = np.int32 if p.kind == "s8" else np.float32
+    esz, osz = ELEMENT_BYTES[p.kind], p.result_dtype.itemsize
+    bst = [_bstride(va), _bstride(vb), c3[0], d3[0]]
+    if p.splits > 1:
+        _split_k(p, va, A, B, C, D, lda, ldb, c3, d3, bst, gm, gn, alpha, beta_eff, ext,
+                 ext_types, epilogue, epi_key, handle, sm75, at, cast, esz, osz)
+        return result
     # 32-bit stores of result pairs: 16-bit results, unit column stride, 4-byte aligned rows.
     d_ptr = vd.ptr if not vd.host else vd.obj.__array_interface__["data"][0]
     pair = (p.result_dtype.itemsize == 2 and d3[2] == 1 and d_ptr % 4 == 0
             and (d3[1] * 2) % 4 == 0 and (d3[0] * 2) % 4 == 0)
     kern = api._mma(p.tile, p.kind, p.a_kmajor, p.b_kmajor, p.aligned, sm75, epilogue, len(ext),
                     pair)
-    gm, gn = -(-p.m // p.tile.bm), -(-p.n // p.tile.bn)
     scal = [p.m, p.n, p.k, lda, ldb, c3[1], c3[2], d3[1], d3[2]]
-    at = types.int32 if p.kind == "s8" else types.float32
-    cast = np.int32 if p.kind == "s8" else np.float32
-    sig = (types.Array(types.uint8, 1, "C"),) * 4 + (types.int64,) * 13 + (at, at) + \
-        (types.int32, types.int32, ext_types)
-    esz, osz = ELEMENT_BYTES[p.kind], p.result_dtype.itemsize
-    bst = [_bstride(va), _bstride(vb), c3[0], d3[0]]
-    _batched_launch(kern, sig, gm * gn, p.tile.threads, kern.nbk_smem_bytes, handle, p.batch,
-                    [A, B, C, D], [bst[0] * esz, bst[1] * esz, bst[2] * osz, bst[3] * osz], bst,
-                    scal, [cast(alpha), cast(beta_eff), np.int32(gm), np.int32(gn), ext],
+    _batched_launch(kern, _mma_sig(at, ext_types), gm * gn, p.tile.threads, kern.nbk_smem_bytes,
+                    handle, p.batch, [A, B, C, D],
+                    [bst[0] * esz, bst[1] * esz, bst[2] * osz, bst[3] * osz], bst, scal,
+                    [cast(alpha), cast(beta_eff), np.int32(gm), np.int32(gn), np.int32(1),
+                     np.int64(0), ext],
                     ("mma", p.tile.key, p.kind, p.a_kmajor, p.b_kmajor, p.aligned, sm75, pair,
-                     epi_key),
-                    p.arch)
+                     epi_key), p.arch)
     return result
+
+
+def _mma_sig(at, ext_types):
+    return (types.Array(types.uint8, 1, "C"),) * 4 + (types.int64,) * 13 + (at, at) + \
+        (types.int32, types.int32, types.int32, types.int64, ext_types)
+
+
+def _split_k(p, va, A, B, C, D, lda, ldb, c3, d3, bst, gm, gn, alpha, beta, ext, ext_types,
+             epilogue, epi_key, handle, sm75, at, cast, esz, osz):
+    """Split-K: partial products of K slices into a workspace, then one reduction launch."""
+    wdt = np.int32 if p.kind == "s8" else np.float32
+    work = _empty(va, (p.batch * p.splits, p.m, p.n), wdt)
+    W = _flat(arrays.as_view(work, "workspace"), np.uint8)
+    kern = api._mma(p.tile, p.kind, p.a_kmajor, p.b_kmajor, p.aligned, sm75, None, 0, False,
+                    True)
+    mn = p.m * p.n
+    if p.batch * p.splits > _MAX_GRID_Y:
+        raise NbkernelsError(f"gemm: batch x splits ({p.batch} x {p.splits}) exceeds the grid")
+    scal = [p.m, p.n, p.k, lda, ldb, 0, 0, p.n, 1]
+    # The workspace's batch stride is M*N per (batch, split) pair: blockIdx.y indexes it.
+    _launch(kern, _mma_sig(at, types.Tuple(())), (gm * gn, p.batch * p.splits, 1),
+            p.tile.threads, kern.nbk_smem_bytes, handle,
+            [A, B, W, W] + [np.int64(x) for x in scal]
+            + [np.int64(s) for s in (bst[0], bst[1], 0, mn)]
+            + [cast(alpha), cast(0), np.int32(gm), np.int32(gn), np.int32(p.splits),
+               np.int64(p.kchunk), ()],
+            ("mma-partial", p.tile.key, p.kind, p.a_kmajor, p.b_kmajor, p.aligned, sm75, None),
+            p.arch)
+    out_kind = mma_kernel.OUT_KIND[p.kind]
+    red = api._reduce(out_kind, epilogue, len(ext))
+    rt = types.int32 if p.kind == "s8" else types.float32
+    sig = (types.Array(types.uint8, 1, "C"),) * 3 + (types.int64,) * 2 + (types.int32,) + \
+        (types.int64,) * 6 + (rt, ext_types)
+    threads = red.nbk_threads
+    _launch(red, sig, (-(-mn // threads), p.batch, 1), threads, 0, handle,
+            [W, C, D, np.int64(p.m), np.int64(p.n), np.int32(p.splits), np.int64(c3[1]),
+             np.int64(c3[2]), np.int64(d3[1]), np.int64(d3[2]), np.int64(c3[0]),
+             np.int64(d3[0]), cast(beta), ext],
+            ("reduce", out_kind, epi_key), p.arch)
 
 
 def _batched_launch(kern, sig, blocks, threads, smem, stream, batch, flats, flat_strides,
