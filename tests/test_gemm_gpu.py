@@ -171,3 +171,27 @@ def test_autotune_measures_stores_and_is_used(tmp_path, monkeypatch):
     err, where = relerr(cupy.asnumpy(nbkernels.gemm(a, b)),
                         reference(cupy.asnumpy(a), cupy.asnumpy(b)))
     assert err < 2e-3, where
+
+
+def test_split_k_repeat_calls_and_epilogue():
+    """Split-K through the full path, the fast path (fresh workspace each call), and a fused
+    epilogue applied in the reduction."""
+    rng = np.random.default_rng()
+    for i in range(3):
+        a = cupy.asarray(rng.standard_normal((16, 3000)).astype(np.float16))
+        b = cupy.asarray(rng.standard_normal((3000, 200)).astype(np.float16))
+        c = cupy.asarray(rng.standard_normal((200,)).astype(np.float16))
+        assert "split-K" in nbkernels.explain(a, b, c)
+        d = nbkernels.gemm(a, b, c, alpha=1.0 + i, beta=0.5)
+        want = reference(cupy.asnumpy(a), cupy.asnumpy(b), cupy.asnumpy(c), 1.0 + i, 0.5)
+        err, where = relerr(cupy.asnumpy(d), want)
+        assert err < 2e-3, f"call {i}: {where}"
+
+    @nbkernels.gemm
+    def relu(acc, i, j):
+        return max(acc, 0.0)
+
+    d = relu(a, b)
+    want = np.maximum(reference(cupy.asnumpy(a), cupy.asnumpy(b)), 0)
+    err, where = relerr(cupy.asnumpy(d), want)
+    assert err < 2e-3, where

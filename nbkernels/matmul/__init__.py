@@ -37,9 +37,12 @@ def gemm(a=None, b=None, c=None, *, alpha=1, beta=0, out=None, precision=None, s
                             fast.stream_handle(launcher.framework, None, stream))
     p = plan(a, b, c, alpha=alpha, beta=beta, out=out, precision=precision, variant=variant,
              tile=tile)
-    run._LAST.launch = None
-    result = execute(p, alpha, beta, stream)
-    fast.remember(key, p, c, out is not None)
+    run._LAST.launches, run._LAST.workspace = [], None
+    try:
+        result = execute(p, alpha, beta, stream)
+        fast.remember(key, p, c, out is not None)
+    finally:
+        run._LAST.launches = None
     return result
 
 

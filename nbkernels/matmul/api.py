@@ -277,6 +277,8 @@ MIN_KTILES_PER_SPLIT = 4
 def _split_k(p, sms):
     env = os.environ.get("NBKERNELS_SPLITS")
     blocks = -(-p.m // p.tile.bm) * -(-p.n // p.tile.bn) * p.batch
+    if blocks == 0 or p.k == 0:
+        return
     bk = p.tile.bk(p.kind)
     if env:
         want = int(env)

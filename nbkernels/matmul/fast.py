@@ -1,10 +1,12 @@
 """Repeat calls of ``nbkernels.gemm`` with the same shapes, strides, dtypes and alignment.
 
-The first call plans, compiles or loads the kernel, and launches; it leaves a launcher keyed
+The first call plans, compiles or loads the kernels, and launches; it leaves a launcher keyed
 by everything the plan depended on. A repeat call rebuilds that key from the arrays' attributes
-(CuPy or torch), swaps the data pointers, alpha, beta and the stream into a preallocated argument
-block and launches: no planning, no numba type objects, no argument marshalling. Calls that
-needed copies, several launches, epilogue extras or host arrays always take the full path.
+(CuPy or torch), writes the data pointers, alpha, beta and the stream into preallocated
+argument blocks and launches: no planning, no numba type objects, no argument marshalling.
+Split-K calls replay both launches with a fresh workspace from the framework's allocator.
+Calls that needed copies, more than one batch chunk, epilogue extras or host arrays always take
+the full path.
 """
 from __future__ import annotations
 
@@ -16,10 +18,14 @@ from . import run
 _FAST: dict = {}
 _MAX_ENTRIES = 512
 
+# Field of each array's data pointer in a 1-D array argument (meminfo, parent, nitems, itemsize,
+# data, shape, stride): the i-th array argument's pointer is field 7*i + 4.
+_PTR = [7 * i + 4 for i in range(4)]
+
 
 def _desc(x):
-    """(framework, dtype, shape, strides, pointer, alignment, device) of a CuPy array or a CUDA
-    torch tensor; None for anything else."""
+    """(framework, dtype, shape, strides, alignment, device) of a CuPy array or a CUDA torch
+    tensor, and its data pointer; None for anything else."""
     mod = type(x).__module__
     if mod.startswith("cupy"):
         ptr = x.data.ptr
@@ -38,29 +44,44 @@ def key_of(a, b, c, out, alpha, beta, precision, variant, tile):
     do = _desc(out) if out is not None else (None, 0)
     if dc is None or do is None:
         return None, None
-    env = (os.environ.get("NBKERNELS_VARIANT"), os.environ.get("NBKERNELS_TILE"))
+    env = tuple(os.environ.get(v) for v in ("NBKERNELS_VARIANT", "NBKERNELS_TILE",
+                                            "NBKERNELS_SPLITS"))
     key = (da[0], db[0], dc[0], do[0], type(alpha), type(beta), beta == 0, precision, variant,
            tile, env)
     return key, (da[1], db[1], dc[1], do[1])
 
 
+class _Step:
+    """One recorded launch and where each call's values go in its argument block."""
+
+    __slots__ = ("fn", "grid", "block", "smem", "packed", "fields")
+
+    def __init__(self, fn, grid, block, smem, values, ctys, fields):
+        self.fn, self.grid, self.smem = fn, tuple(grid), smem
+        blk = block if isinstance(block, tuple) else (block,)
+        self.block = tuple(blk) + (1,) * (3 - len(blk))
+        self.packed = launch.PackedArgs(values, ctys)
+        self.fields = fields  # [(field index, source name)]
+
+
 class Launcher:
-    __slots__ = ("fn", "grid", "block", "smem", "packed", "alpha_i", "beta_i", "cast",
-                 "out_shape", "out_dtype", "framework", "has_c")
+    __slots__ = ("steps", "cast", "out_shape", "out_dtype", "framework", "has_c", "workspace")
 
     def __call__(self, ptrs, a, c, out, alpha, beta, stream):
         pa, pb, pc, pd = ptrs
+        hint = _FrameworkHint(self.framework, a)
         if out is None:
-            out = run._empty(_FrameworkHint(self.framework, a), self.out_shape, self.out_dtype)
+            out = run._empty(hint, self.out_shape, self.out_dtype)
             pd = _desc(out)[1]
-        packed = self.packed
-        packed.set(4, pa)
-        packed.set(11, pb)
-        packed.set(18, pc if self.has_c else pd)
-        packed.set(25, pd)
-        packed.set(self.alpha_i, self.cast(alpha))
-        packed.set(self.beta_i, self.cast(beta if self.has_c else 0))
-        launch.launch_packed(self.fn, self.grid, self.block, self.smem, stream, packed)
+        src = {"a": pa, "b": pb, "c": pc if self.has_c else pd, "d": pd,
+               "alpha": self.cast(alpha), "beta": self.cast(beta if self.has_c else 0)}
+        if self.workspace is not None:
+            work = run._empty(hint, *self.workspace)  # stream-ordered pool allocation
+            src["w"] = _desc(work)[1]
+        for step in self.steps:
+            for i, name in step.fields:
+                step.packed.set(i, src[name])
+            launch.launch_packed(step.fn, step.grid, step.block, step.smem, stream, step.packed)
         return out
 
 
@@ -74,30 +95,42 @@ class _FrameworkHint:
         self.device = like.device.id if framework == "cupy" else like.device.index
 
 
+def _fields(tag, n_scalars):
+    """Where the per-call values go, by kernel: see the signatures in run.py."""
+    alpha = 28 + n_scalars
+    if tag in ("mma", "simt"):
+        return list(zip(_PTR, "abcd")) + [(alpha, "alpha"), (alpha + 1, "beta")]
+    if tag == "mma-partial":
+        return list(zip(_PTR, ("a", "b", "w", "w"))) + [(alpha, "alpha")]
+    if tag == "reduce":  # W, C, D, M, N, splits, 6 strides, beta
+        return list(zip(_PTR[:3], ("w", "c", "d"))) + [(21 + 9, "beta")]
+    return None
+
+
 def remember(key, p, c, out_given):
-    """After a full call: keep a launcher if the call was one plain launch."""
-    last = getattr(run._LAST, "launch", None)
-    if (key is None or last is None or p.copies or p.batch > run._MAX_GRID_Y or p.host
-            or p.splits > 1):
+    """After a full call: keep a launcher if its launches can be replayed."""
+    launches = getattr(run._LAST, "launches", None)
+    if (key is None or not launches or p.copies or p.batch > run._MAX_GRID_Y or p.host
+            or p.k == 0 or p.m == 0 or p.n == 0):
         return
-    fn, grid, block, smem, values, ctys = last
+    n_scalars = 15 if p.variant == "simt" else 13
+    steps = []
+    for tag, fn, grid, block, smem, values, ctys in launches:
+        fields = _fields(tag, n_scalars)
+        if fields is None:
+            return
+        steps.append(_Step(fn, grid, block, smem, values, ctys, fields))
     if len(_FAST) >= _MAX_ENTRIES:
         _FAST.clear()
-    n_scalars = 15 if p.variant == "simt" else 13
     lz = Launcher()
-    lz.fn, lz.grid, lz.smem = fn, tuple(grid), smem
-    blk = block if isinstance(block, tuple) else (block,)
-    lz.block = tuple(blk) + (1,) * (3 - len(blk))
-    lz.packed = launch.PackedArgs(values, ctys)
-    lz.alpha_i, lz.beta_i = 28 + n_scalars, 29 + n_scalars
+    lz.steps = steps
     lz.cast = {"s8": int, "f64": float}.get(p.kind, float)
     lz.out_shape = None if out_given else tuple(
         (p.batch, p.m, p.n) if (p.a.ndim == 3 or p.b.ndim == 3) else (p.m, p.n))
     lz.out_dtype = p.result_dtype
     lz.framework = p.a.framework
     lz.has_c = c is not None
-    if p.k == 0 or p.m == 0 or p.n == 0:
-        return  # dummy buffers stand in for empty operands; keep those calls on the full path
+    lz.workspace = getattr(run._LAST, "workspace", None) if p.splits > 1 else None
     _FAST[key] = lz
 
 
@@ -105,6 +138,3 @@ def stream_handle(framework, device, stream):
     from .. import arrays
 
     return arrays.current_stream_handle(framework, device, stream)
-
-
-__all__ = ["key_of", "remember", "Launcher", "stream_handle"]

@@ -182,7 +182,8 @@ def _launch(kernel, sig, grid, block, smem, stream, args, key_parts, arch):
         values += v
         ctys += c
     launch.launch(fn, grid, block, smem, stream, values, ctys)
-    _LAST.launch = (fn, grid, block, smem, values, ctys)
+    if getattr(_LAST, "launches", None) is not None:
+        _LAST.launches.append((key_parts[0], fn, grid, block, smem, values, ctys))
 
 
 def _build_unpersisted(kernel, sig, arch, key, bounds):
@@ -298,6 +299,7 @@ def _split_k(p, va, A, B, C, D, lda, ldb, c3, d3, bst, gm, gn, alpha, beta, ext,
     """Split-K: partial products of K slices into a workspace, then one reduction launch."""
     wdt = np.int32 if p.kind == "s8" else np.float32
     work = _empty(va, (p.batch * p.splits, p.m, p.n), wdt)
+    _LAST.workspace = ((p.batch * p.splits, p.m, p.n), np.dtype(wdt))
     W = _flat(arrays.as_view(work, "workspace"), np.uint8)
     kern = api._mma(p.tile, p.kind, p.a_kmajor, p.b_kmajor, p.aligned, sm75, None, 0, False,
                     True)
