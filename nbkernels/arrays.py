@@ -104,14 +104,16 @@ def as_view(obj, name: str) -> ArrayView:
             host = obj.detach().contiguous()
             arr = (host.view(__import__("torch").int16).numpy().view(BF16)
                    if dt == BF16 else host.numpy())
+            # obj is the NumPy view of the tensor's memory; the tensor stays alive through it
             return ArrayView(0, arr.shape, _elem_strides(arr.strides, arr.itemsize, name),
-                             arr.dtype, "torch", None, obj, host=True)
+                             arr.dtype, "torch", None, arr, host=True)
         return ArrayView(int(obj.data_ptr()), tuple(obj.shape), tuple(obj.stride()), dt,
                          "torch", int(obj.device.index), obj)
     if fw in ("numba", "cai"):
         cai = obj.__cuda_array_interface__
-        dt = np.dtype(getattr(obj, "nbk_dtype", None) or cai["typestr"])
-        if dt.kind == "V":
+        declared = getattr(obj, "nbk_dtype", None)  # (a dtype is falsy: test for None)
+        dt = np.dtype(declared if declared is not None else cai["typestr"])
+        if dt.kind == "V" and declared is None:
             raise NbkernelsError(
                 f"{name}: its __cuda_array_interface__ typestr {cai['typestr']!r} does not say "
                 "which 16-bit type it holds; pass a CuPy array or a torch tensor instead")

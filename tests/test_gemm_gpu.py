@@ -195,3 +195,37 @@ def test_split_k_repeat_calls_and_epilogue():
     want = np.maximum(reference(cupy.asnumpy(a), cupy.asnumpy(b)), 0)
     err, where = relerr(cupy.asnumpy(d), want)
     assert err < 2e-3, where
+
+
+def test_torch_cpu_bf16_in_torch_cpu_out():
+    torch = pytest.importorskip("torch")
+    a = torch.randn(40, 24, dtype=torch.bfloat16)
+    b = torch.randn(24, 16, dtype=torch.bfloat16)
+    d = nbkernels.gemm(a, b)
+    assert isinstance(d, torch.Tensor) and d.dtype == torch.bfloat16 and not d.is_cuda
+    ref = a.double() @ b.double()
+    assert ((d.double() - ref).norm() / ref.norm()).item() < 1e-2
+    out = torch.full((40, 16), float("nan"), dtype=torch.bfloat16)
+    assert nbkernels.gemm(a, b, out=out) is out and not torch.isnan(out).any()
+
+
+def test_numba_device_arrays_with_a_strided_operand():
+    from numba import cuda
+
+    rng = np.random.default_rng()
+    a = rng.standard_normal((50, 64)).astype(np.float16)
+    wide = rng.standard_normal((64, 80)).astype(np.float16)
+    da, dwide = cuda.to_device(a), cuda.to_device(wide)
+    d = nbkernels.gemm(da, dwide[:, ::2])  # b strided: copied once to K-major
+    err, where = relerr(d.copy_to_host(), reference(a, wide[:, ::2]))
+    assert err < 2e-3, where
+
+
+def test_numpy_bf16_in_numpy_out():
+    rng = np.random.default_rng()
+    a = rng.standard_normal((70, 40)).astype(BF16)
+    b = rng.standard_normal((40, 30)).astype(BF16)
+    d = nbkernels.gemm(a, b)
+    assert isinstance(d, np.ndarray) and d.dtype == BF16
+    err, where = relerr(d, reference(a, b))
+    assert err < 1e-2, where

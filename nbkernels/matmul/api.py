@@ -57,6 +57,7 @@ class Plan:
     kchunk: int = 0
     reasons: list = field(default_factory=list)
     host: bool = False
+    out_user: object = None  # the caller's out object (a torch CPU tensor behind a NumPy view)
 
     def describe(self) -> str:
         lines = [f"gemm {self.batch}x{self.m}x{self.n}x{self.k} ({self.kind}) -> "
@@ -215,6 +216,7 @@ def plan(a, b, c=None, *, alpha=1, beta=0, out=None, precision=None, variant=Non
     arch = None if config.ENABLE_CUDASIM else device_arch()
     var, why = _select_variant(kind, arch, variant)
     p = Plan(kind, var, arch, batch, m, n, ka, rdt, va, vb, vc, vo, host=host, reasons=[why])
+    p.out_user = out
     if var == "simt":
         return p
     # Layouts: K-major (row-major a, column-major b) or M/N-major (16-bit kinds, ldmatrix.trans).

@@ -106,8 +106,12 @@ def _kmajor_copy(view, name, transpose, pad):
         new = buf[..., :k]
         new = new.swapaxes(-1, -2) if transpose else new
         if xp is np and not view.host:
-            new = cuda.to_device(buf)[..., :k]
-            new = new.T if transpose and new.ndim == 2 else new
+            if transpose and buf.ndim != 2:
+                raise NbkernelsError(
+                    f"gemm: {name} needs a K-major copy; for a 3-D array that is only done for "
+                    "CuPy, torch and NumPy inputs (pass one of those, or a contiguous array)")
+            new = cuda.to_device(buf)[:, :k]
+            new = new.T if transpose else new
     return arrays.as_view(new, name)
 
 
@@ -402,8 +406,14 @@ def _via_device(p, alpha, beta, stream, epilogue, extras):
     host = dout.copy_to_host()
     host = host.view(arrays.BF16) if p.result_dtype == arrays.BF16 else host
     if p.out is not None:
-        p.out.obj[...] = host
-        return p.out.obj
+        p.out.obj[...] = host  # for a torch CPU out, obj is a NumPy view of its memory
+        return p.out_user if getattr(p, "out_user", None) is not None else p.out.obj
+    if p.a.framework == "torch":  # torch CPU in, torch CPU out
+        import torch
+
+        if p.result_dtype == arrays.BF16:
+            return torch.from_numpy(host.view(np.int16)).view(torch.bfloat16)
+        return torch.from_numpy(host)
     return host
 
 
