@@ -222,8 +222,9 @@ def plan(a, b, c=None, *, alpha=1, beta=0, out=None, precision=None, variant=Non
     # Layouts: K-major (row-major a, column-major b) or M/N-major (16-bit kinds, ldmatrix.trans).
     # A dimension of size 1 has no stride to honour; the other one decides.
     esz = cfgmod.ELEMENT_BYTES[kind]
-    a_k, a_m = sak == 1 or ka == 1, sam == 1 or m == 1
-    b_k, b_n = sbk == 1 or ka == 1, sbn == 1 or n == 1
+    empty_a, empty_b = va.size == 0, vb.size == 0  # nothing to read: no layout to honour
+    a_k, a_m = sak == 1 or ka == 1 or empty_a, sam == 1 or m == 1
+    b_k, b_n = sbk == 1 or ka == 1 or empty_b, sbn == 1 or n == 1
     p.a_kmajor = a_k or not (a_m and esz == 2)
     p.b_kmajor = b_k or not (b_n and esz == 2)
     if not (a_k or (a_m and esz == 2)):

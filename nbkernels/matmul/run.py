@@ -106,13 +106,31 @@ def _kmajor_copy(view, name, transpose, pad):
         new = buf[..., :k]
         new = new.swapaxes(-1, -2) if transpose else new
         if xp is np and not view.host:
-            if transpose and buf.ndim != 2:
-                raise NbkernelsError(
-                    f"gemm: {name} needs a K-major copy; for a 3-D array that is only done for "
-                    "CuPy, torch and NumPy inputs (pass one of those, or a contiguous array)")
-            new = cuda.to_device(buf)[:, :k]
-            new = new.T if transpose else new
-    return arrays.as_view(new, name)
+            new = _StridedDevice(cuda.to_device(buf), new.shape,
+                                 tuple(s for s in new.strides), buf.dtype)
+    copied = arrays.as_view(new, name)
+    kdim = -2 if transpose else -1  # the K axis: a's last, b's first of the two
+    if copied.size and copied.shape[kdim] > 1 and copied.strides[kdim] != 1:
+        raise NbkernelsError(f"gemm: internal: the K-major copy of {name} has strides "
+                             f"{copied.strides}")
+    return copied
+
+
+class _StridedDevice:
+    """A device buffer described with explicit strides (a view of a K-major copy)."""
+
+    def __init__(self, devarray, shape, strides_bytes, dtype):
+        self._keep = devarray
+        cai = devarray.__cuda_array_interface__
+        self.shape = tuple(shape)
+        self.__cuda_array_interface__ = {"shape": self.shape, "strides": tuple(strides_bytes),
+                                         "typestr": np.dtype(dtype).str, "data": cai["data"],
+                                         "version": 3}
+
+    def copy_to_host(self):
+        host = self._keep.copy_to_host()
+        st = self.__cuda_array_interface__["strides"]
+        return np.lib.stride_tricks.as_strided(host, self.shape, st).copy()
 
 
 def _empty(like, shape, dtype):
