@@ -20,7 +20,7 @@ kernel is compiled once per (kind, layouts, loader, tile config, epilogue) and a
 """
 from __future__ import annotations
 
-from numba import cuda, float32, int32, int64, uint16, uint32
+from numba import cuda, float32, int32, int64, uint32
 
 from .. import intrinsics as I
 from .config import ELEMENT_BYTES, TileConfig
@@ -77,24 +77,21 @@ def _wait_group(n):
     return _dev(ns["wait"])
 
 
-# Per output kind: the expression loading C at address ``ca`` (if ``ok``) as f32/s32, and the
-# statement storing value ``v`` at address ``da`` (if ``ok``).
+# Source templates per output kind, filled with str.format: loading C at {addr} (if {ok}) as
+# f32/s32, the 16 result bits of {v}, and storing {v} at {addr} (if {ok}).
 _C_LOAD = {
-    "bf16": "I.bits_to_f32(uint32(I.ld_global_u16_if(ca, ok)) << 16)",
-    "f16": "I.f16_bits_to_f32(I.ld_global_u16_if(ca, ok))",
-    "f32": "I.ld_global_f32_if(ca, ok)",
-    "s32": "I.ld_global_s32_if(ca, ok)",
+    "bf16": "I.bits_to_f32(uint32(I.ld_global_u16_if({addr}, {ok})) << 16)",
+    "f16": "I.f16_bits_to_f32(I.ld_global_u16_if({addr}, {ok}))",
+    "f32": "I.ld_global_f32_if({addr}, {ok})",
+    "s32": "I.ld_global_s32_if({addr}, {ok})",
 }
+_TO_BITS = {"bf16": "I.cvt_f32_to_bf16(float32({v}))", "f16": "I.cvt_f32_to_f16(float32({v}))"}
 _D_STORE = {
-    "bf16": "I.st_global_u16_if(da, I.cvt_f32_to_bf16(float32(v)), ok)",
-    "f16": "I.st_global_u16_if(da, I.cvt_f32_to_f16(float32(v)), ok)",
-    "f32": "I.st_global_f32_if(da, float32(v), ok)",
-    "s32": "I.st_global_s32_if(da, int32(v), ok)",
+    **{k: "I.st_global_u16_if({addr}, " + bits + ", {ok})" for k, bits in _TO_BITS.items()},
+    "f32": "I.st_global_f32_if({addr}, float32({v}), {ok})",
+    "s32": "I.st_global_s32_if({addr}, int32({v}), {ok})",
 }
-
-
-_TO_BITS = {"bf16": "uint32(I.cvt_f32_to_bf16(float32({})))",
-            "f16": "uint32(I.cvt_f32_to_f16(float32({})))"}
+_OUT_BYTES = {"f16": 2, "bf16": 2, "f32": 4, "s32": 4}
 
 
 def _unrolled_epilogue(MF, NF, out_kind, epilogue, n_extra, pair=False):
@@ -107,8 +104,7 @@ def _unrolled_epilogue(MF, NF, out_kind, epilogue, n_extra, pair=False):
     to compile. Guards are predicates of the load/store instructions instead, and ``beta`` picks
     one of two straight-line bodies.
     """
-    args = ", ".join(f"extra[{k}]" for k in range(n_extra))
-    call = f"v = epi(v, row, col{', ' if n_extra else ''}{args})" if epilogue is not None else ""
+    extra_args = "".join(f", extra[{k}]" for k in range(n_extra))
 
     def body(with_c, indent, tag):
         # Every generated name is assigned once (numba's SSA pass is quadratic in reassignments
@@ -132,38 +128,37 @@ def _unrolled_epilogue(MF, NF, out_kind, epilogue, n_extra, pair=False):
                                 f"{pad}    a{x} = alpha * acc[{f}, {n}, {2 * h + e}]"]
                         val = f"a{x}"
                         if with_c:
-                            load = (_C_LOAD[out_kind].replace("ca", f"crow{r} + {col} * ldc_c")
-                                    .replace("ok", f"ok{x}"))
+                            load = _C_LOAD[out_kind].format(addr=f"crow{r} + {col} * ldc_c",
+                                                            ok=f"ok{x}")
                             out.append(f"{pad}    b{x} = {val} + beta * {load}")
                             val = f"b{x}"
-                        if call:
-                            out.append(f"{pad}    e{x} = " + call[4:].replace("v,", f"{val},", 1)
-                                       .replace("row,", f"row{r},", 1).replace("col", col, 1))
+                        if epilogue is not None:
+                            out.append(f"{pad}    e{x} = epi({val}, row{r}, {col}{extra_args})")
                             val = f"e{x}"
                         vals.append(val)
                         if not pair:
-                            store = (_D_STORE[out_kind].replace("da", f"drow{r} + {col} * ldd_c")
-                                     .replace("(v)", f"({val})").replace("ok", f"ok{x}"))
+                            store = _D_STORE[out_kind].format(addr=f"drow{r} + {col} * ldd_c",
+                                                              v=val, ok=f"ok{x}")
                             out.append(f"{pad}    {store}")
                     if pair:
                         # Two neighbouring 16-bit results in one 32-bit store; a lone last column
                         # (odd N) is stored alone. ncu: scalar stores used 8 of 32 B per sector.
                         x = f"{r}_{n}"
                         col = f"(col0 + {n * 8})"
-                        lo, hi = (_TO_BITS[out_kind].format(v) for v in vals)
+                        lo, hi = (_TO_BITS[out_kind].format(v=v) for v in vals)
                         out += [f"{pad}    okp{x} = ({col} + 1) < N",
                                 f"{pad}    okl{x} = ({col} < N) & (({col} + 1) >= N)",
                                 f"{pad}    lo{x} = {lo}",
                                 f"{pad}    I.st_global_u32_if(drow{r} + {col} * ldd_c, "
-                                f"lo{x} | ({hi} << 16), okp{x})",
+                                f"uint32(lo{x}) | (uint32({hi}) << 16), okp{x})",
                                 f"{pad}    I.st_global_u16_if(drow{r} + {col} * ldd_c, "
-                                f"uint16(lo{x}), okl{x})"]
+                                f"lo{x}, okl{x})"]
         return out
 
     lines = ["def store_all(acc, row0, col0, M, N, alpha, beta, c_base, d_base,",
              "              ldc_r, ldc_c, ldd_r, ldd_c, extra):",
              "    if beta != 0:", *body(True, 8, "p"), "    else:", *body(False, 8, "q")]
-    ns = {"I": I, "uint32": uint32, "uint16": uint16, "float32": float32, "int32": int32}
+    ns = {"I": I, "uint32": uint32, "float32": float32, "int32": int32}
     if epilogue is not None:
         ns["epi"] = epilogue if hasattr(epilogue, "py_func") else _dev(epilogue)
     exec("\n".join(lines) + "\n", ns)
@@ -436,7 +431,7 @@ def build_kernel(cfg: TileConfig, kind: str, a_kmajor: bool, b_kmajor: bool, asy
         raise ValueError(f"paired stores are for 16-bit results, not {out_kind}")
     store_all = _unrolled_epilogue(MF, NF, out_kind, epilogue, n_extra, pair_store)
 
-    OSZ = {"f16": 2, "bf16": 2, "f32": 4, "s32": 4}[out_kind]
+    OSZ = _OUT_BYTES[out_kind]
 
     @cuda.jit
     def kernel(A, B, C, D, M, N, K, lda, ldb, ldc_r, ldc_c, ldd_r, ldd_c,
@@ -536,12 +531,13 @@ def build_reduce(out_kind: str, epilogue=None, n_extra: int = 0):
     """
     acc_t = int32 if out_kind == "s32" else float32
     wsz = 4
-    OSZ = {"f16": 2, "bf16": 2, "f32": 4, "s32": 4}[out_kind]
+    OSZ = _OUT_BYTES[out_kind]
     load_w = I.ld_global_s32 if out_kind == "s32" else I.ld_global_f32
     apply_epi = epilogue_call(epilogue, n_extra)
-    ns = {"I": I, "uint32": uint32, "uint16": uint16, "float32": float32, "int32": int32}
-    exec("def load_c(ca, ok):\n    return " + _C_LOAD[out_kind] + "\n"
-         "def store_d(da, v, ok):\n    " + _D_STORE[out_kind] + "\n", ns)
+    ns = {"I": I, "uint32": uint32, "float32": float32, "int32": int32}
+    exec("def load_c(ca, ok):\n    return " + _C_LOAD[out_kind].format(addr="ca", ok="ok") + "\n"
+         "def store_d(da, v, ok):\n    " + _D_STORE[out_kind].format(addr="da", v="v", ok="ok")
+         + "\n", ns)
     load_c, store_d = _dev(ns["load_c"]), _dev(ns["store_d"])
 
     @cuda.jit
