@@ -143,18 +143,6 @@ def array_params(ptr: int, shape, strides_bytes, itemsize: int):
     return vals, typs
 
 
-def launch(fn, grid, block, smem: int, stream: int, values: list, ctypes_: list):
-    """``cuLaunchKernel`` with packed arguments; raises NbkernelsError on a launch failure."""
-    from cuda.bindings import driver as drv
-
-    _, f = fn
-    block = block if isinstance(block, tuple) else (block, 1, 1)
-    block = tuple(block) + (1,) * (3 - len(block))
-    err = drv.cuLaunchKernel(f, grid[0], grid[1], grid[2], block[0], block[1], block[2], smem,
-                             stream, (tuple(values), tuple(ctypes_)), 0)
-    _check(err, "cuLaunchKernel")
-
-
 class PackedArgs:
     """Kernel arguments held in ctypes storage, with the ``void*[]`` cuLaunchKernel takes.
 
@@ -173,6 +161,7 @@ class PackedArgs:
 
 
 def launch_packed(fn, grid, block, smem: int, stream: int, packed: PackedArgs):
+    """``cuLaunchKernel`` on a packed argument block; ``block`` is a 3-tuple."""
     from cuda.bindings import driver as drv
 
     err = drv.cuLaunchKernel(fn[1], grid[0], grid[1], grid[2], block[0], block[1], block[2],

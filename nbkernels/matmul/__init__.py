@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from .api import explain, plan
 from .config import TileConfig
+from ..arrays import current_stream_handle
 from . import fast, run
 from .tuning import autotune
 from .run import execute
@@ -34,7 +35,7 @@ def gemm(a=None, b=None, c=None, *, alpha=1, beta=0, out=None, precision=None, s
         launcher = fast._FAST.get(key)
         if launcher is not None:
             return launcher(ptrs, a, c, out, alpha, beta,
-                            fast.stream_handle(launcher.framework, None, stream))
+                            current_stream_handle(launcher.framework, None, stream))
     p = plan(a, b, c, alpha=alpha, beta=beta, out=out, precision=precision, variant=variant,
              tile=tile)
     run._LAST.launches, run._LAST.workspace = [], None

@@ -52,15 +52,13 @@ def key_of(a, b, c, out, alpha, beta, precision, variant, tile):
 
 
 class _Step:
-    """One recorded launch and where each call's values go in its argument block."""
+    """One recorded launch: its argument block and where each call's values go in it."""
 
     __slots__ = ("fn", "grid", "block", "smem", "packed", "fields")
 
-    def __init__(self, fn, grid, block, smem, values, ctys, fields):
-        self.fn, self.grid, self.smem = fn, tuple(grid), smem
-        blk = block if isinstance(block, tuple) else (block,)
-        self.block = tuple(blk) + (1,) * (3 - len(blk))
-        self.packed = launch.PackedArgs(values, ctys)
+    def __init__(self, fn, grid, block, smem, packed, fields):
+        self.fn, self.grid, self.block, self.smem = fn, grid, block, smem
+        self.packed = packed  # the block the first call launched (the driver copied it then)
         self.fields = fields  # [(field index, source name)]
 
 
@@ -115,11 +113,11 @@ def remember(key, p, c, out_given):
         return
     n_scalars = 15 if p.variant == "simt" else 13
     steps = []
-    for tag, fn, grid, block, smem, values, ctys in launches:
+    for tag, fn, grid, block, smem, packed in launches:
         fields = _fields(tag, n_scalars)
         if fields is None:
             return
-        steps.append(_Step(fn, grid, block, smem, values, ctys, fields))
+        steps.append(_Step(fn, grid, block, smem, packed, fields))
     if len(_FAST) >= _MAX_ENTRIES:
         _FAST.clear()
     lz = Launcher()
@@ -132,9 +130,3 @@ def remember(key, p, c, out_given):
     lz.has_c = c is not None
     lz.workspace = getattr(run._LAST, "workspace", None) if p.splits > 1 else None
     _FAST[key] = lz
-
-
-def stream_handle(framework, device, stream):
-    from .. import arrays
-
-    return arrays.current_stream_handle(framework, device, stream)

@@ -203,9 +203,12 @@ def _launch(kernel, sig, grid, block, smem, stream, args, key_parts, arch):
             v, c = [a], [_ctype(t)]
         values += v
         ctys += c
-    launch.launch(fn, grid, block, smem, stream, values, ctys)
-    if getattr(_LAST, "launches", None) is not None:
-        _LAST.launches.append((key_parts[0], fn, grid, block, smem, values, ctys))
+    block = tuple(block) if isinstance(block, tuple) else (block,)
+    block += (1,) * (3 - len(block))
+    packed = launch.PackedArgs(values, ctys)
+    launch.launch_packed(fn, grid, block, smem, stream, packed)
+    if getattr(_LAST, "launches", None) is not None:  # the fast path replays this block
+        _LAST.launches.append((key_parts[0], fn, tuple(grid), block, smem, packed))
 
 
 def _build_unpersisted(kernel, sig, arch, key, bounds):
