@@ -67,6 +67,7 @@ from .mma import (
     mma_m16n8k32_u8_s32,
 )
 from .spec import Const, Element, InstructionSpec, Operand
+from .warp import shfl_bfly_f32, shfl_bfly_u32
 
 #: The instructions nbkernels ships (user definitions are added to REGISTRY, not here).
 SHIPPED = tuple(sorted(REGISTRY))

@@ -14,7 +14,7 @@ import ml_dtypes
 import numpy as np
 from numba import cuda
 
-from . import convert, cp_async, ldmatrix, memory, mma
+from . import convert, cp_async, ldmatrix, memory, mma, warp
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
 
@@ -461,6 +461,49 @@ _register(Probe(
        "f32_to_bits"),
     _scalar_kernel, _scalar_inputs, _scalar_outputs, _scalar_reference, threads=64,
     keep_initial=("pred16", "pred_s", "pred_f", "pred_u"),
+))
+
+
+# ---------------------------------------------------------------------------------------
+# warp shuffles: each butterfly distance once, then a full butterfly sum
+# ---------------------------------------------------------------------------------------
+@cuda.jit
+def _shfl_kernel(x, u, moved, moved_u, total):
+    i = cuda.threadIdx.x
+    v = x[i]
+    moved[0, i] = warp.shfl_bfly_f32(v, 1)
+    moved[1, i] = warp.shfl_bfly_f32(v, 2)
+    moved[2, i] = warp.shfl_bfly_f32(v, 4)
+    moved[3, i] = warp.shfl_bfly_f32(v, 8)
+    moved[4, i] = warp.shfl_bfly_f32(v, 16)
+    moved_u[i] = warp.shfl_bfly_u32(u[i], 5)
+    s = v + warp.shfl_bfly_f32(v, 16)
+    s += warp.shfl_bfly_f32(s, 8)
+    s += warp.shfl_bfly_f32(s, 4)
+    s += warp.shfl_bfly_f32(s, 2)
+    s += warp.shfl_bfly_f32(s, 1)
+    total[i] = s
+
+
+def _shfl_inputs(rng, exact):
+    x = (rng.integers(-64, 64, 32) if exact else rng.standard_normal(32)).astype(np.float32)
+    return {"x": x, "u": rng.integers(0, 2**32, 32, dtype=np.uint64).astype(np.uint32)}
+
+
+def _shfl_reference(inp):
+    lanes = np.arange(32)
+    x = inp["x"]
+    # the butterfly adds in a fixed order; exact inputs make every order give the same sum
+    return {"moved": np.stack([x[lanes ^ m] for m in (1, 2, 4, 8, 16)]),
+            "moved_u": inp["u"][lanes ^ 5],
+            "total": np.full(32, x.astype(np.float64).sum(), np.float32)}
+
+
+_register(Probe(
+    "warp_shuffles", ("shfl_bfly_f32", "shfl_bfly_u32"), _shfl_kernel, _shfl_inputs,
+    lambda inp: {"moved": np.empty((5, 32), np.float32), "moved_u": np.empty(32, np.uint32),
+                 "total": np.empty(32, np.float32)},
+    _shfl_reference, tolerance={"total": 1e-6},
 ))
 
 

@@ -1,0 +1,54 @@
+"""Warp shuffles for reductions: ``shfl.sync.bfly.b32`` over all 32 lanes.
+
+numba-cuda has ``cuda.shfl_xor_sync``, but its simulator runs no warp operation, so a row
+reduction written with it cannot be tested without a GPU. These run through nbkernels' warp
+rendezvous in the simulator and lower to the same ``SHFL.BFLY`` on a GPU.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import types
+
+from ..arch import Arch
+from .factory import build
+from .spec import Const, InstructionSpec, Operand
+
+
+def _bfly_sim(kind):
+    def simulate(lanes):
+        vals = [lane[0] for lane in lanes]
+        masks = {int(lane[1]) for lane in lanes}
+        if len(masks) != 1:
+            from .sim import SimulatorError
+
+            raise SimulatorError(f"shfl_bfly_{kind}: lanes passed different lane masks {masks}")
+        m = masks.pop()
+        n = len(vals)
+        # A lane whose partner is outside the warp keeps its own value, as shfl does.
+        return [kind(vals[i ^ m]) if (i ^ m) < n else kind(vals[i]) for i in range(n)]
+    return simulate
+
+
+def _bfly(suffix, ty, npt):
+    return build(InstructionSpec(
+        name=f"shfl_bfly_{suffix}",
+        family="warp",
+        ptx="shfl.sync.bfly.b32 $d, $value, $lane_mask, 31, -1;",
+        outputs=(Operand("d", ty),),
+        inputs=(Operand("value", ty),
+                Const("lane_mask", lo=1, hi=31, doc="partner lane = own lane XOR lane_mask")),
+        min_arch=Arch(7, 5),
+        min_ptx=(6, 0),
+        convergent=True,
+        sass=("SHFL.BFLY",),
+        simulate=_bfly_sim(npt),
+        warp_collective_sim=True,
+        doc=(f"Exchange a {suffix} with lane (lane XOR lane_mask) across the full warp "
+             "(all 32 lanes must execute it); the building block of butterfly reductions."),
+    ))
+
+
+shfl_bfly_f32 = _bfly("f32", types.float32, np.float32)
+shfl_bfly_u32 = _bfly("u32", types.uint32, np.uint32)
+
+__all__ = ["shfl_bfly_f32", "shfl_bfly_u32"]
