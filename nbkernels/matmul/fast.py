@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 
-from .. import launch
+from .. import launch, runner
 from . import run
 
 _FAST: dict = {}
@@ -69,12 +69,12 @@ class Launcher:
         pa, pb, pc, pd = ptrs
         hint = _FrameworkHint(self.framework, a)
         if out is None:
-            out = run._empty(hint, self.out_shape, self.out_dtype)
+            out = runner.empty(hint, self.out_shape, self.out_dtype)
             pd = _desc(out)[1]
         src = {"a": pa, "b": pb, "c": pc if self.has_c else pd, "d": pd,
                "alpha": self.cast(alpha), "beta": self.cast(beta if self.has_c else 0)}
         if self.workspace is not None:
-            work = run._empty(hint, *self.workspace)  # stream-ordered pool allocation
+            work = runner.empty(hint, *self.workspace)  # stream-ordered pool allocation
             src["w"] = _desc(work)[1]
         for step in self.steps:
             for i, name in step.fields:
@@ -84,7 +84,7 @@ class Launcher:
 
 
 class _FrameworkHint:
-    """Enough of an ArrayView for run._empty: framework, device, the object."""
+    """Enough of an ArrayView for runner.empty: framework, device, the object."""
 
     def __init__(self, framework, like):
         self.framework = framework

@@ -1,7 +1,6 @@
 """Executing a GEMM plan: copies where the plan asks, the output, the launch."""
 from __future__ import annotations
 
-import os
 import threading
 
 import numpy as np
@@ -9,69 +8,11 @@ from numba import cuda, types
 
 from .. import arrays
 from ..errors import NbkernelsError
-from .. import launch
+from .. import runner
 from . import api, mma_kernel
 from .config import ELEMENT_BYTES
 
 _MAX_GRID_Y = 65535
-
-
-def _simulated():
-    from numba.cuda import config
-
-    return bool(config.ENABLE_CUDASIM)
-
-
-def _extent(view) -> int:
-    """Elements from the first to one past the last element (non-negative strides)."""
-    if view.size == 0:
-        return 1
-    return 1 + sum((d - 1) * s for d, s in zip(view.shape, view.strides))
-
-
-def _flat(view, dtype):
-    """A 1-D array of ``dtype`` starting at ``view``'s first element and covering all of it."""
-    if view.size == 0:  # K == 0: the kernel reads nothing from this operand
-        if view.host:
-            return np.zeros(16, dtype)
-        return DeviceBuf(_scratch(), 16 // np.dtype(dtype).itemsize, np.dtype(dtype).itemsize)
-    itemsize = view.dtype.itemsize
-    nbytes = max(_extent(view) * itemsize, np.dtype(dtype).itemsize)
-    count = nbytes // np.dtype(dtype).itemsize
-    if view.host:
-        from ..intrinsics.sim import _owner, memory_bytes
-
-        x = view.obj if isinstance(view.obj, np.ndarray) else np.asarray(view.obj)
-        owner = _owner(x)
-        off = x.__array_interface__["data"][0] - owner.__array_interface__["data"][0]
-        return np.ndarray((count,), dtype, buffer=memory_bytes(owner), offset=off)
-    return DeviceBuf(view.ptr, count, np.dtype(dtype).itemsize)
-
-
-class DeviceBuf:
-    """A 1-D device buffer as the cubin launch path passes it (no numba array object)."""
-
-    __slots__ = ("ptr", "count", "itemsize")
-
-    def __init__(self, ptr, count, itemsize):
-        self.ptr, self.count, self.itemsize = ptr, count, itemsize
-
-    def params(self):
-        return launch.array_params(self.ptr, (self.count,), (self.itemsize,), self.itemsize)
-
-    def offset(self, nbytes):
-        return DeviceBuf(self.ptr + nbytes, max(self.count - nbytes // self.itemsize, 1),
-                         self.itemsize)
-
-
-_SCRATCH = {}
-
-
-def _scratch():
-    dev = cuda.get_current_device().id
-    if dev not in _SCRATCH:
-        _SCRATCH[dev] = cuda.device_array(64, np.uint8)
-    return _SCRATCH[dev].device_ctypes_pointer.value
 
 
 def _kmajor_copy(view, name, transpose, pad):
@@ -115,27 +56,6 @@ def _kmajor_copy(view, name, transpose, pad):
     return copied
 
 
-def _empty(like, shape, dtype):
-    """An uninitialised result in the framework of ``like`` (an ArrayView)."""
-    if like.host:
-        return np.empty(shape, dtype)
-    if like.framework == "cupy":
-        import cupy
-
-        with cupy.cuda.Device(like.device):
-            return cupy.empty(shape, dtype)
-    if like.framework == "torch":
-        import torch
-
-        tdt = {np.dtype(np.float16): torch.float16, arrays.BF16: torch.bfloat16,
-               np.dtype(np.float32): torch.float32, np.dtype(np.float64): torch.float64,
-               np.dtype(np.int32): torch.int32}[np.dtype(dtype)]
-        return torch.empty(shape, dtype=tdt, device=like.obj.device)
-    if np.dtype(dtype) == arrays.BF16:
-        raise NbkernelsError("gemm: bfloat16 results need CuPy or torch inputs (numba has no bf16)")
-    return cuda.device_array(shape, dtype)
-
-
 def _bstride(view):
     return view.strides[0] if view.ndim == 3 and view.shape[0] > 1 else 0
 
@@ -148,85 +68,23 @@ def _c_strides(view, out_shape):
     return tuple(0 if d == 1 and t != 1 else s for d, s, t in zip(full, st, shape3))
 
 
-_built = {}
 _LAST = threading.local()  # the last launch's arguments, for the repeat-call fast path
 
 
 def _launch(kernel, sig, grid, block, smem, stream, args, key_parts, arch):
-    """Simulator: numba's launch. GPU: the kernel's cached cubin through cuLaunchKernel."""
-    if _simulated():
-        kernel[grid, block, 0, smem](*args)
-        return
-    persist = key_parts[-1] is None  # kernels with a user epilogue are cached in memory only
-    mem_key = (id(kernel), sig, str(arch))
-    entry = _built.get(mem_key)
-    if entry is None:
-        key = launch.cache_key(kernel.py_func.__qualname__.split(".")[0], key_parts + (str(sig),),
-                               arch)
-        if not persist:
-            key += f"-mem{id(kernel)}"
-        bounds = getattr(kernel, "nbk_launch_bounds", None)
-        cubin, name = launch.build(kernel.py_func, sig, arch, key, bounds) if persist else \
-            _build_unpersisted(kernel, sig, arch, key, bounds)
-        entry = _built[mem_key] = (key, cubin, name)
-    key, cubin, name = entry
-    fn = launch.function(key, cubin, name, smem)
-    values, ctys = [], []
-    for t, a in zip(sig, args):
-        if isinstance(t, types.Array):
-            v, c = a.params() if isinstance(a, DeviceBuf) else _array_params(a)
-        elif isinstance(t, types.BaseTuple):
-            v, c = [], []
-            for tt, aa in zip(t, a):
-                vv, cc = _array_params(aa) if isinstance(tt, types.Array) else ([aa], [_ctype(tt)])
-                v += vv
-                c += cc
-        else:
-            v, c = [a], [_ctype(t)]
-        values += v
-        ctys += c
-    block = tuple(block) if isinstance(block, tuple) else (block,)
-    block += (1,) * (3 - len(block))
-    packed = launch.PackedArgs(values, ctys)
-    launch.launch_packed(fn, grid, block, smem, stream, packed)
-    if getattr(_LAST, "launches", None) is not None:  # the fast path replays this block
-        _LAST.launches.append((key_parts[0], fn, tuple(grid), block, smem, packed))
-
-
-def _build_unpersisted(kernel, sig, arch, key, bounds):
-    import tempfile
-
-    old = os.environ.get("NBKERNELS_CACHE_DIR")
-    with tempfile.TemporaryDirectory() as tmp:
-        os.environ["NBKERNELS_CACHE_DIR"] = tmp
-        try:
-            return launch.build(kernel.py_func, sig, arch, key, bounds)
-        finally:
-            if old is None:
-                os.environ.pop("NBKERNELS_CACHE_DIR", None)
-            else:
-                os.environ["NBKERNELS_CACHE_DIR"] = old
-
-
-def _ctype(t):
-    return {types.int64: launch.I64, types.int32: launch.I32, types.float32: launch.F32,
-            types.float64: launch.F64}[t]
-
-
-def _array_params(a):
-    """numba ABI fields of an epilogue extra (an ArrayView)."""
-    return launch.array_params(a.ptr, a.shape, [s * a.dtype.itemsize for s in a.strides],
-                               a.dtype.itemsize)
+    rec = runner.launch_jit(kernel, sig, grid, block, smem, stream, args, key_parts, arch)
+    if rec is not None and getattr(_LAST, "launches", None) is not None:
+        _LAST.launches.append((key_parts[0],) + rec)  # the fast path replays this block
 
 
 def execute(p: "api.Plan", alpha, beta, stream=None, epilogue=None, extras=()):
     """Run a plan; returns the result in the caller's array type."""
-    if p.host and not _simulated():
+    if p.host and not runner.simulated():
         if not cuda.is_available():
             raise NbkernelsError("gemm: no CUDA GPU found; set NUMBA_ENABLE_CUDASIM=1 to run "
                                  "in numba's simulator")
         return _via_device(p, alpha, beta, stream, epilogue, extras)
-    if not p.host and _simulated():
+    if not p.host and runner.simulated():
         raise NbkernelsError("gemm: in numba's simulator, pass NumPy arrays")
     va, vb, vc = p.a, p.b, p.c
     pad = 16 // ELEMENT_BYTES.get(p.kind, 4) if p.variant != "simt" else 1
@@ -237,11 +95,11 @@ def execute(p: "api.Plan", alpha, beta, stream=None, epilogue=None, extras=()):
             vb = _kmajor_copy(vb, "b", transpose=True, pad=pad)
     batched = va.ndim == 3 or vb.ndim == 3
     out_shape = (p.batch, p.m, p.n) if batched else (p.m, p.n)
-    result = p.out.obj if p.out is not None else _empty(va, out_shape, p.result_dtype)
+    result = p.out.obj if p.out is not None else runner.empty(va, out_shape, p.result_dtype, "gemm")
     vd = p.out if p.out is not None else arrays.as_view(result, "out")
     if p.m == 0 or p.n == 0 or p.batch == 0:
         return result
-    handle = 0 if _simulated() else arrays.current_stream_handle(va.framework, va.device, stream)
+    handle = 0 if runner.simulated() else arrays.current_stream_handle(va.framework, va.device, stream)
     d3 = (_bstride(vd),) + tuple(vd.strides[-2:])
     c3 = _c_strides(vc, out_shape) if vc is not None else (0, 0, 0)
     beta_eff = beta if vc is not None else 0
@@ -252,8 +110,8 @@ def execute(p: "api.Plan", alpha, beta, stream=None, epilogue=None, extras=()):
 
         el = {"f32": np.float32, "f64": np.float64}[p.kind]
         nt = types.float32 if p.kind == "f32" else types.float64
-        A, B, D = _flat(va, el), _flat(vb, el), _flat(vd, el)
-        C = _flat(vc, el) if vc is not None else D
+        A, B, D = runner.flat(va, el), runner.flat(vb, el), runner.flat(vd, el)
+        C = runner.flat(vc, el) if vc is not None else D
         kern = api._simt(p.kind, epilogue, len(ext))
         gm, gn = -(-p.m // sk.BM), -(-p.n // sk.BN)
         scal = [p.m, p.n, p.k, va.strides[-2], va.strides[-1], vb.strides[-2], vb.strides[-1],
@@ -265,8 +123,8 @@ def execute(p: "api.Plan", alpha, beta, stream=None, epilogue=None, extras=()):
                         bst, bst, scal, [el(alpha), el(beta_eff), np.int32(gm), np.int32(gn), ext],
                         ("simt", p.kind, epi_key), p.arch)
         return result
-    A, B, D = _flat(va, np.uint8), _flat(vb, np.uint8), _flat(vd, np.uint8)
-    C = _flat(vc, np.uint8) if vc is not None else D
+    A, B, D = runner.flat(va, np.uint8), runner.flat(vb, np.uint8), runner.flat(vd, np.uint8)
+    C = runner.flat(vc, np.uint8) if vc is not None else D
     lda = api.leading_dim(va, "a", p.a_kmajor)
     ldb = api.leading_dim(vb, "b", p.b_kmajor)
     sm75 = p.variant == "sm75"
@@ -305,9 +163,9 @@ def _split_k(p, va, A, B, C, D, lda, ldb, c3, d3, bst, gm, gn, alpha, beta, ext,
              epilogue, epi_key, handle, sm75, at, cast, esz, osz):
     """Split-K: partial products of K slices into a workspace, then one reduction launch."""
     wdt = np.int32 if p.kind == "s8" else np.float32
-    work = _empty(va, (p.batch * p.splits, p.m, p.n), wdt)
+    work = runner.empty(va, (p.batch * p.splits, p.m, p.n), wdt)
     _LAST.workspace = ((p.batch * p.splits, p.m, p.n), np.dtype(wdt))
-    W = _flat(arrays.as_view(work, "workspace"), np.uint8)
+    W = runner.flat(arrays.as_view(work, "workspace"), np.uint8)
     kern = api._mma(p.tile, p.kind, p.a_kmajor, p.b_kmajor, p.aligned, sm75, None, 0, False,
                     True)
     mn = p.m * p.n
@@ -352,7 +210,7 @@ def _batched_launch(kern, sig, blocks, threads, smem, stream, batch, flats, flat
 
 def _advance(buf, units):
     """``buf`` advanced by ``units`` of its own element size."""
-    if isinstance(buf, DeviceBuf):
+    if isinstance(buf, runner.DeviceBuf):
         return buf.offset(units * buf.itemsize)
     return buf[units:]
 
@@ -371,7 +229,7 @@ def _extras(extras):
         elif isinstance(e, (float, np.floating)):
             vals.append(np.float64(e))
             tys.append(types.float64)
-        elif _simulated():
+        elif runner.simulated():
             x = np.asarray(e)
             vals.append(x)
             tys.append(numba.typeof(x))

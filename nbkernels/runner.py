@@ -1,0 +1,169 @@
+"""Running nbkernels' own numba kernels: flat byte buffers over user arrays, results in the
+caller's framework, and one launch function (numba's launch in the simulator, the cached cubin
+through ``cuLaunchKernel`` on a GPU). Shared by the GEMM and the row kernels.
+"""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+from numba import cuda, types
+
+from . import arrays, launch
+from .errors import NbkernelsError
+
+
+def simulated() -> bool:
+    from numba.cuda import config
+
+    return bool(config.ENABLE_CUDASIM)
+
+
+
+def extent(view) -> int:
+    """Elements from the first to one past the last element (non-negative strides)."""
+    if view.size == 0:
+        return 1
+    return 1 + sum((d - 1) * s for d, s in zip(view.shape, view.strides))
+
+
+def flat(view, dtype):
+    """A 1-D array of ``dtype`` starting at ``view``'s first element and covering all of it."""
+    if view.size == 0:  # K == 0: the kernel reads nothing from this operand
+        if view.host:
+            return np.zeros(16, dtype)
+        return DeviceBuf(scratch(), 16 // np.dtype(dtype).itemsize, np.dtype(dtype).itemsize)
+    itemsize = view.dtype.itemsize
+    nbytes = max(extent(view) * itemsize, np.dtype(dtype).itemsize)
+    count = nbytes // np.dtype(dtype).itemsize
+    if view.host:
+        from .intrinsics.sim import _owner, memory_bytes
+
+        x = view.obj if isinstance(view.obj, np.ndarray) else np.asarray(view.obj)
+        owner = _owner(x)
+        off = x.__array_interface__["data"][0] - owner.__array_interface__["data"][0]
+        return np.ndarray((count,), dtype, buffer=memory_bytes(owner), offset=off)
+    return DeviceBuf(view.ptr, count, np.dtype(dtype).itemsize)
+
+
+class DeviceBuf:
+    """A 1-D device buffer as the cubin launch path passes it (no numba array object)."""
+
+    __slots__ = ("ptr", "count", "itemsize")
+
+    def __init__(self, ptr, count, itemsize):
+        self.ptr, self.count, self.itemsize = ptr, count, itemsize
+
+    def params(self):
+        return launch.array_params(self.ptr, (self.count,), (self.itemsize,), self.itemsize)
+
+    def offset(self, nbytes):
+        return DeviceBuf(self.ptr + nbytes, max(self.count - nbytes // self.itemsize, 1),
+                         self.itemsize)
+
+
+_SCRATCH = {}
+
+
+def scratch():
+    dev = cuda.get_current_device().id
+    if dev not in _SCRATCH:
+        _SCRATCH[dev] = cuda.device_array(64, np.uint8)
+    return _SCRATCH[dev].device_ctypes_pointer.value
+
+
+
+def empty(like, shape, dtype, who="nbkernels"):
+    """An uninitialised result in the framework of ``like`` (an ArrayView)."""
+    if like.host:
+        return np.empty(shape, dtype)
+    if like.framework == "cupy":
+        import cupy
+
+        with cupy.cuda.Device(like.device):
+            return cupy.empty(shape, dtype)
+    if like.framework == "torch":
+        import torch
+
+        tdt = {np.dtype(np.float16): torch.float16, arrays.BF16: torch.bfloat16,
+               np.dtype(np.float32): torch.float32, np.dtype(np.float64): torch.float64,
+               np.dtype(np.int32): torch.int32}[np.dtype(dtype)]
+        return torch.empty(shape, dtype=tdt, device=like.obj.device)
+    if np.dtype(dtype) == arrays.BF16:
+        raise NbkernelsError(f"{who}: bfloat16 results need CuPy or torch inputs (numba has no bf16)")
+    return cuda.device_array(shape, dtype)
+
+
+
+_built = {}
+
+
+def launch_jit(kernel, sig, grid, block, smem, stream, args, key_parts, arch):
+    """Simulator: numba's launch. GPU: the kernel's cached cubin through cuLaunchKernel.
+
+    ``key_parts`` name the kernel's configuration for the disk cache; a last part that is not
+    None (a user epilogue) keeps the build in memory only. Returns the launch's record
+    ``(fn, grid, block, smem, packed)`` for replaying it, None in the simulator.
+    """
+    if simulated():
+        kernel[grid, block, 0, smem](*args)
+        return None
+    persist = key_parts[-1] is None  # kernels with a user epilogue are cached in memory only
+    mem_key = (id(kernel), sig, str(arch))
+    entry = _built.get(mem_key)
+    if entry is None:
+        key = launch.cache_key(kernel.py_func.__qualname__.split(".")[0], key_parts + (str(sig),),
+                               arch)
+        if not persist:
+            key += f"-mem{id(kernel)}"
+        bounds = getattr(kernel, "nbk_launch_bounds", None)
+        cubin, name = launch.build(kernel.py_func, sig, arch, key, bounds) if persist else \
+            build_unpersisted(kernel, sig, arch, key, bounds)
+        entry = _built[mem_key] = (key, cubin, name)
+    key, cubin, name = entry
+    fn = launch.function(key, cubin, name, smem)
+    values, ctys = [], []
+    for t, a in zip(sig, args):
+        if isinstance(t, types.Array):
+            v, c = a.params() if isinstance(a, DeviceBuf) else view_params(a)
+        elif isinstance(t, types.BaseTuple):
+            v, c = [], []
+            for tt, aa in zip(t, a):
+                vv, cc = view_params(aa) if isinstance(tt, types.Array) else ([aa], [ctype(tt)])
+                v += vv
+                c += cc
+        else:
+            v, c = [a], [ctype(t)]
+        values += v
+        ctys += c
+    block = tuple(block) if isinstance(block, tuple) else (block,)
+    block += (1,) * (3 - len(block))
+    packed = launch.PackedArgs(values, ctys)
+    launch.launch_packed(fn, grid, block, smem, stream, packed)
+    return fn, tuple(grid), block, smem, packed
+
+
+def build_unpersisted(kernel, sig, arch, key, bounds):
+    import tempfile
+
+    old = os.environ.get("NBKERNELS_CACHE_DIR")
+    with tempfile.TemporaryDirectory() as tmp:
+        os.environ["NBKERNELS_CACHE_DIR"] = tmp
+        try:
+            return launch.build(kernel.py_func, sig, arch, key, bounds)
+        finally:
+            if old is None:
+                os.environ.pop("NBKERNELS_CACHE_DIR", None)
+            else:
+                os.environ["NBKERNELS_CACHE_DIR"] = old
+
+
+def ctype(t):
+    return {types.int64: launch.I64, types.int32: launch.I32, types.float32: launch.F32,
+            types.float64: launch.F64}[t]
+
+
+def view_params(a):
+    """numba ABI fields of an ArrayView passed as a typed array argument."""
+    return launch.array_params(a.ptr, a.shape, [s * a.dtype.itemsize for s in a.strides],
+                               a.dtype.itemsize)
