@@ -167,3 +167,25 @@ def view_params(a):
     """numba ABI fields of an ArrayView passed as a typed array argument."""
     return launch.array_params(a.ptr, a.shape, [s * a.dtype.itemsize for s in a.strides],
                                a.dtype.itemsize)
+
+
+class DeviceView:
+    """A numba device array re-described for ``arrays.as_view``: with explicit ``shape`` and
+    byte ``strides`` (a view of a padded K-major copy), and/or a ``declared`` dtype (bf16 held
+    as uint16 bits, which a typestr cannot say)."""
+
+    def __init__(self, devarray, shape=None, strides=None, declared=None):
+        self._keep = devarray
+        cai = dict(devarray.__cuda_array_interface__)
+        if shape is not None:
+            cai.update(shape=tuple(shape), strides=tuple(strides))
+        self.shape = tuple(cai["shape"])
+        self.__cuda_array_interface__ = cai
+        self.nbk_dtype = declared  # read by arrays.as_view; None: trust the typestr
+
+    def copy_to_host(self):
+        host = self._keep.copy_to_host()
+        strides = self.__cuda_array_interface__.get("strides")
+        if self.shape == host.shape and strides in (None, host.strides):
+            return host
+        return np.lib.stride_tricks.as_strided(host, self.shape, strides).copy()

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 
-from .. import launch, runner
+from .. import arrays, launch, runner
 from . import run
 
 _FAST: dict = {}
@@ -23,25 +23,12 @@ _MAX_ENTRIES = 512
 _PTR = [7 * i + 4 for i in range(4)]
 
 
-def _desc(x):
-    """(framework, dtype, shape, strides, alignment, device) of a CuPy array or a CUDA torch
-    tensor, and its data pointer; None for anything else."""
-    mod = type(x).__module__
-    if mod.startswith("cupy"):
-        ptr = x.data.ptr
-        return ("cupy", x.dtype, x.shape, x.strides, ptr % 16, x.device.id), ptr
-    if mod.startswith("torch") and getattr(x, "is_cuda", False):
-        ptr = x.data_ptr()
-        return ("torch", x.dtype, tuple(x.shape), x.stride(), ptr % 16, x.device.index), ptr
-    return None
-
-
 def key_of(a, b, c, out, alpha, beta, precision, variant, tile):
-    da, db = _desc(a), _desc(b)
+    da, db = arrays.fast_desc(a), arrays.fast_desc(b)
     if da is None or db is None:
         return None, None
-    dc = _desc(c) if c is not None else (None, 0)
-    do = _desc(out) if out is not None else (None, 0)
+    dc = arrays.fast_desc(c) if c is not None else (None, 0)
+    do = arrays.fast_desc(out) if out is not None else (None, 0)
     if dc is None or do is None:
         return None, None
     env = tuple(os.environ.get(v) for v in ("NBKERNELS_VARIANT", "NBKERNELS_TILE",
@@ -70,12 +57,12 @@ class Launcher:
         hint = _FrameworkHint(self.framework, a)
         if out is None:
             out = runner.empty(hint, self.out_shape, self.out_dtype)
-            pd = _desc(out)[1]
+            pd = arrays.fast_desc(out)[1]
         src = {"a": pa, "b": pb, "c": pc if self.has_c else pd, "d": pd,
                "alpha": self.cast(alpha), "beta": self.cast(beta if self.has_c else 0)}
         if self.workspace is not None:
             work = runner.empty(hint, *self.workspace)  # stream-ordered pool allocation
-            src["w"] = _desc(work)[1]
+            src["w"] = arrays.fast_desc(work)[1]
         for step in self.steps:
             for i, name in step.fields:
                 step.packed.set(i, src[name])

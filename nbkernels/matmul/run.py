@@ -47,7 +47,7 @@ def _kmajor_copy(view, name, transpose, pad):
         new = buf[..., :k]
         new = new.swapaxes(-1, -2) if transpose else new
         if xp is np and not view.host:
-            new = _DeviceView(cuda.to_device(buf), new.shape, new.strides)
+            new = runner.DeviceView(cuda.to_device(buf), new.shape, new.strides)
     copied = arrays.as_view(new, name)
     kdim = -2 if transpose else -1  # the K axis: a's last, b's first of the two
     if copied.size and copied.shape[kdim] > 1 and copied.strides[kdim] != 1:
@@ -251,7 +251,7 @@ def _via_device(p, alpha, beta, stream, epilogue, extras):
         x = view.obj if isinstance(view.obj, np.ndarray) else np.asarray(view.obj)
         bits = x.view(np.uint16) if x.dtype == arrays.BF16 else x
         d = cuda.to_device(np.ascontiguousarray(bits))
-        return d if x.dtype != arrays.BF16 else _DeviceView(d, declared=arrays.BF16)
+        return d if x.dtype != arrays.BF16 else runner.DeviceView(d, declared=arrays.BF16)
 
     da, db, dc = dev(p.a), dev(p.b), dev(p.c)
     dext = tuple(cuda.to_device(np.ascontiguousarray(e)) if isinstance(e, np.ndarray) else e
@@ -261,7 +261,7 @@ def _via_device(p, alpha, beta, stream, epilogue, extras):
     bits_dt = np.uint16 if p.result_dtype == arrays.BF16 else p.result_dtype
     dout = cuda.device_array(shape, bits_dt)
     if p.result_dtype == arrays.BF16:
-        dout = _DeviceView(dout, declared=arrays.BF16)
+        dout = runner.DeviceView(dout, declared=arrays.BF16)
     q = api.plan(da, db, dc, alpha=alpha, beta=beta, out=dout, variant=_forced(p),
                  precision=_precision(p.kind))
     execute(q, alpha, beta, stream, epilogue, dext)
@@ -289,23 +289,4 @@ def _precision(kind):
     return {"tf32": "tf32", "3xtf32": "3xtf32", "f32": "fp32"}.get(kind)
 
 
-class _DeviceView:
-    """A numba device array re-described for ``arrays.as_view``: with explicit ``shape`` and
-    byte ``strides`` (a view of a padded K-major copy), and/or a ``declared`` dtype (bf16 held
-    as uint16 bits, which a typestr cannot say)."""
-
-    def __init__(self, devarray, shape=None, strides=None, declared=None):
-        self._keep = devarray
-        cai = dict(devarray.__cuda_array_interface__)
-        if shape is not None:
-            cai.update(shape=tuple(shape), strides=tuple(strides))
-        self.shape = tuple(cai["shape"])
-        self.__cuda_array_interface__ = cai
-        self.nbk_dtype = declared  # read by arrays.as_view; None: trust the typestr
-
-    def copy_to_host(self):
-        host = self._keep.copy_to_host()
-        strides = self.__cuda_array_interface__.get("strides")
-        if self.shape == host.shape and strides in (None, host.strides):
-            return host
-        return np.lib.stride_tricks.as_strided(host, self.shape, strides).copy()
+_DeviceView = runner.DeviceView  # TEMP alias: nbkernels/matmul/aot.py (in progress) imports it
