@@ -13,9 +13,11 @@ from .errors import (
 from . import intrinsics
 from .smem import enable_large_shared_memory, max_dynamic_shared_memory
 from .matmul import autotune, explain, gemm
+from .rows import NormWithResidual, RowConfig, layer_norm, rms_norm, softmax, swiglu
 
 __all__ = [
     "Arch", "ArchError", "IntrinsicUsageError", "NbkernelsError", "PtxVersionError",
     "SimulatorError", "ToolchainError", "intrinsics", "enable_large_shared_memory",
     "max_dynamic_shared_memory", "gemm", "explain", "autotune", "__version__",
+    "rms_norm", "layer_norm", "softmax", "swiglu", "RowConfig", "NormWithResidual",
 ]

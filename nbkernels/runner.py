@@ -10,7 +10,6 @@ import numpy as np
 from numba import cuda, types
 
 from . import arrays, launch
-from .errors import NbkernelsError
 
 
 def simulated() -> bool:
@@ -73,7 +72,7 @@ def scratch():
 
 
 
-def empty(like, shape, dtype, who="nbkernels"):
+def empty(like, shape, dtype):
     """An uninitialised result in the framework of ``like`` (an ArrayView)."""
     if like.host:
         return np.empty(shape, dtype)
@@ -89,8 +88,8 @@ def empty(like, shape, dtype, who="nbkernels"):
                np.dtype(np.float32): torch.float32, np.dtype(np.float64): torch.float64,
                np.dtype(np.int32): torch.int32}[np.dtype(dtype)]
         return torch.empty(shape, dtype=tdt, device=like.obj.device)
-    if np.dtype(dtype) == arrays.BF16:
-        raise NbkernelsError(f"{who}: bfloat16 results need CuPy or torch inputs (numba has no bf16)")
+    if np.dtype(dtype) == arrays.BF16:  # numba has no bf16: its bits, declared bf16
+        return DeviceView(cuda.device_array(shape, np.uint16), declared=arrays.BF16)
     return cuda.device_array(shape, dtype)
 
 

@@ -95,7 +95,7 @@ def execute(p: "api.Plan", alpha, beta, stream=None, epilogue=None, extras=()):
             vb = _kmajor_copy(vb, "b", transpose=True, pad=pad)
     batched = va.ndim == 3 or vb.ndim == 3
     out_shape = (p.batch, p.m, p.n) if batched else (p.m, p.n)
-    result = p.out.obj if p.out is not None else runner.empty(va, out_shape, p.result_dtype, "gemm")
+    result = p.out.obj if p.out is not None else runner.empty(va, out_shape, p.result_dtype)
     vd = p.out if p.out is not None else arrays.as_view(result, "out")
     if p.m == 0 or p.n == 0 or p.batch == 0:
         return result

@@ -1,0 +1,399 @@
+"""Host side of the row kernels: the caller's arrays as rows, checks, outputs, launches, and a
+repeat-call path that replays recorded launches.
+
+Arrays follow ``nbkernels.gemm``'s conventions: CuPy, NumPy, torch or any
+``__cuda_array_interface__`` object in, the same type out. The last axis is the row; leading
+axes that collapse to one row stride are used in place (rows with a stride are fine), anything
+else (a non-unit last-axis stride, axes that do not collapse, negative strides) is copied once
+into a contiguous array first, and an ``out`` of that kind receives the result by a copy.
+Every check runs before anything is written, so a bad call leaves ``out`` untouched.
+"""
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numba import cuda, types
+
+from .. import arrays, runner
+from ..arch import device_arch
+from ..errors import NbkernelsError
+from . import config as cfgmod
+
+KIND_OF = {np.dtype(np.float16): "f16", arrays.BF16: "bf16", np.dtype(np.float32): "f32"}
+F32_BUF = types.Array(types.float32, 1, "C")
+BYTES = types.Array(types.uint8, 1, "C")
+
+
+@dataclass
+class Rows:
+    view: arrays.ArrayView  # of the array the kernel uses (the argument or its copy)
+    rows: int
+    n: int
+    stride: int  # elements from one row to the next
+    user: Any  # the caller's object
+    temp: bool = False  # an output computed into a temporary and copied into ``user``
+
+    @property
+    def kind(self):
+        return KIND_OF[self.view.dtype]
+
+
+def _row_stride(v):
+    """The stride between rows if the leading axes collapse into one and the last axis has
+    unit stride (or length 1); None if the array needs a copy."""
+    if v.ndim and v.shape[-1] > 1 and v.strides[-1] != 1:
+        return None
+    stride, span = None, None
+    for d in range(v.ndim - 2, -1, -1):
+        if v.shape[d] == 1:
+            continue
+        if v.strides[d] < 0 or (span is not None and v.strides[d] != span):
+            return None
+        stride = v.strides[d] if stride is None else stride
+        span = v.strides[d] * v.shape[d]
+    return stride if stride is not None else max(v.shape[-1] if v.ndim else 1, 1)
+
+
+def _contiguous(v: arrays.ArrayView):
+    obj = v.obj
+    if v.framework == "torch":
+        return obj.contiguous()
+    if v.framework == "cupy":
+        import cupy
+
+        return cupy.ascontiguousarray(obj)
+    if v.host:
+        return np.ascontiguousarray(obj)
+    host = cuda.as_cuda_array(obj).copy_to_host()  # another CAI object: a host round trip
+    return runner.DeviceView(cuda.to_device(np.ascontiguousarray(host)),
+                             declared=getattr(obj, "nbk_dtype", None))
+
+
+class Call:
+    """One call of a row operation: arguments checked and described, then launched."""
+
+    def __init__(self, who: str, stream=None):
+        self.who = who
+        self.stream = stream
+        self.sim = runner.simulated()
+        self.first = None  # the first array argument's view: framework, device, side
+        self.replayable = True
+        self.launches = []  # (fn, grid, block, smem, packed, [(field, tag)])
+        self.allocs = []  # (tag, shape, dtype) of outputs and workspaces made by this call
+
+    # --- arguments ------------------------------------------------------------------------
+    def _view(self, obj, name):
+        v = arrays.as_view(obj, f"{self.who}: {name}")
+        if self.first is None:
+            if v.host and not self.sim:
+                raise NbkernelsError(f"{self.who}: internal: host arrays reach the launcher")
+            if not v.host and self.sim:
+                raise NbkernelsError(f"{self.who}: in numba's simulator, pass NumPy arrays")
+            self.first = v
+        elif v.host != self.first.host or v.device != self.first.device:
+            where = lambda x: "host memory" if x.host else f"GPU {x.device}"  # noqa: E731
+            raise NbkernelsError(f"{self.who}: {name} is in {where(v)}, expected the same place "
+                                 f"as the first array argument ({where(self.first)})")
+        return v
+
+    def rows(self, obj, name, like: Rows | None = None, n: int | None = None) -> Rows:
+        """A row-major operand: ``like``'s shape and dtype when given."""
+        v = self._view(obj, name)
+        if v.dtype not in KIND_OF:
+            raise TypeError(f"{self.who}: {name} dtype must be float16, bfloat16 or float32, "
+                            f"got {v.dtype}")
+        if v.ndim == 0:
+            raise NbkernelsError(f"{self.who}: {name} must have at least one axis, got a scalar")
+        if like is not None:
+            want = tuple(like.view.shape[:-1]) + (n if n is not None else like.n,)
+            if tuple(v.shape) != want:
+                raise NbkernelsError(f"{self.who}: {name}.shape must be {want}, got "
+                                     f"{tuple(v.shape)}")
+            if v.dtype != like.view.dtype:
+                raise TypeError(f"{self.who}: {name} dtype must be {like.view.dtype} like x, "
+                                f"got {v.dtype}; cast it first")
+        stride = _row_stride(v)
+        if stride is None:
+            self.replayable = False
+            v = arrays.as_view(_contiguous(v), name)
+            stride = _row_stride(v)
+        rows = int(np.prod(v.shape[:-1], dtype=np.int64))
+        return Rows(v, rows, int(v.shape[-1]), stride, obj)
+
+    def vector(self, obj, name, like: Rows) -> Rows:
+        """A per-column vector (weight, bias): length n, x's dtype or float32."""
+        v = self._view(obj, name)
+        if v.ndim != 1 or v.shape[0] != like.n:
+            raise NbkernelsError(f"{self.who}: {name} must be 1-D of length {like.n} (the last "
+                                 f"axis of x), got shape {tuple(v.shape)}")
+        if v.dtype not in (like.view.dtype, np.dtype(np.float32)):
+            raise TypeError(f"{self.who}: {name} dtype must be {like.view.dtype} (like x) or "
+                            f"float32, got {v.dtype}")
+        if v.shape[0] > 1 and v.strides[0] != 1:
+            self.replayable = False
+            v = arrays.as_view(_contiguous(v), name)
+        return Rows(v, 1, like.n, like.n, obj)
+
+    def output(self, obj, name, like: Rows, n: int | None = None) -> Rows:
+        """Where a result goes: ``obj`` (checked) or a new array like x's framework."""
+        shape = tuple(like.view.shape[:-1]) + (n if n is not None else like.n,)
+        if obj is None:
+            made = runner.empty(self.first, shape, like.view.dtype)
+            self.allocs.append((name, shape, like.view.dtype))
+            return Rows(arrays.as_view(made, name), like.rows, shape[-1],
+                        shape[-1], made)
+        out = self.rows(obj, name, like, n)
+        if out.view is not None and out.view.obj is not obj:  # needed a contiguous copy
+            out.temp = True
+        elif out.rows > 1 and out.stride < out.n:  # rows overlap: writes would race
+            self.replayable = False
+            made = runner.empty(self.first, shape, like.view.dtype)
+            out = Rows(arrays.as_view(made, name), like.rows, shape[-1], shape[-1], obj, True)
+        return out
+
+    def workspace(self, count: int):
+        """A float32 buffer from the caller's framework (stream-ordered pools) and its
+        kernel argument; the caller keeps the buffer alive until the launches are queued."""
+        buf = runner.empty(self.first, (count,), np.float32)
+        self.allocs.append(("ws", (count,), np.dtype(np.float32)))
+        return runner.flat(arrays.as_view(buf, "workspace"), np.float32), buf
+
+    # --- configuration --------------------------------------------------------------------
+    def arch(self):
+        return None if self.sim else device_arch()
+
+    def config(self, r: Rows, forced: cfgmod.RowConfig | None) -> cfgmod.RowConfig:
+        env = os.environ.get("NBKERNELS_ROW_VARIANT")
+        if forced is None and env:
+            if env not in cfgmod.VARIANTS:
+                raise NbkernelsError(f"NBKERNELS_ROW_VARIANT: expected one of "
+                                     f"{cfgmod.VARIANTS}, got {env!r}")
+            forced = {"warp": cfgmod.RowConfig("warp", 32, cfgmod.WARP_ROWS_PER_BLOCK),
+                      "block": cfgmod.RowConfig("block", cfgmod.MAX_THREADS),
+                      "split": cfgmod.RowConfig("split", cfgmod.SPLIT_THREADS)}[env]
+        if forced is not None:
+            return cfgmod.with_chunks(forced, r.n)
+        return cfgmod.choose(r.n, r.rows, _sm_count(self.sim))
+
+    def vec_ok(self, *rs: Rows) -> bool:
+        """16-byte vector accesses: every row of every operand starts 16-byte aligned."""
+        for r in rs:
+            esz = r.view.dtype.itemsize
+            ptr = r.view.ptr if not r.view.host else r.view.obj.__array_interface__["data"][0]
+            if ptr % 16 or (r.rows > 1 and (r.stride * esz) % 16):
+                return False
+        return True
+
+    # --- launching ------------------------------------------------------------------------
+    def buf(self, r: Rows | None):
+        """The kernel argument of an operand; for an absent one a distinct dummy (the
+        simulator copies every array argument back after a launch, in argument order, so
+        passing one buffer twice would let the unwritten copy overwrite the results)."""
+        if r is None:
+            return np.zeros(16, np.uint8) if self.sim else runner.DeviceBuf(runner.scratch(),
+                                                                             16, 1)
+        return runner.flat(r.view, np.uint8)
+
+    def handle(self):
+        if self.sim:
+            return 0
+        return arrays.current_stream_handle(self.first.framework, self.first.device, self.stream)
+
+    def launch(self, kernel, sig, grid, block, args, tags, key_parts):
+        """Launch ``kernel``; ``tags`` name the arguments a repeat call changes: an array
+        argument's name (its data pointer), ``(name, byte offset)`` (a view into it), or
+        "eps" (a scalar)."""
+        rec = runner.launch_jit(kernel, sig, (grid, 1, 1), block, 0, self.handle(), args,
+                                key_parts, self.arch())
+        if rec is None:
+            return
+        fields, pos = [], 0
+        for t, a, tag in zip(sig, args, tags):
+            width = 5 + 2 * t.ndim if isinstance(t, types.Array) else 1
+            if tag is not None:
+                fields.append((pos + 4 if isinstance(t, types.Array) else pos, tag))
+            pos += width
+        self.launches.append(rec + (fields,))
+
+    def finish(self, *outs: Rows):
+        """Copy temporaries into the caller's ``out`` arrays; the results to return."""
+        res = []
+        for r in outs:
+            if r.temp:
+                _copy_into(r.user, r.view.obj)
+            res.append(r.user)
+        return res[0] if len(res) == 1 else tuple(res)
+
+
+def _copy_into(dst, src):
+    if type(dst).__module__.startswith("torch"):
+        dst.copy_(src)
+    elif isinstance(dst, np.ndarray) or type(dst).__module__.startswith("cupy"):
+        dst[...] = src
+    else:
+        raise NbkernelsError("out: an output that is not CuPy, NumPy or torch must have "
+                             "row-major rows (unit last-axis stride)")
+
+
+_SMS = {}
+
+
+def _sm_count(sim):
+    if sim:
+        return 132
+    dev = cuda.get_current_device()
+    if dev.id not in _SMS:
+        _SMS[dev.id] = dev.MULTIPROCESSOR_COUNT
+    return _SMS[dev.id]
+
+
+# --- NumPy / torch-CPU arrays with a GPU present ---------------------------------------------
+def via_device(fn, arrays_in: dict, outs: dict, **kw):
+    """Run ``fn`` on device copies of host arrays and copy the results back: into ``outs``
+    where given, else as new arrays of the caller's type (NumPy, or torch for torch CPU)."""
+    def dev(x):
+        if x is None:
+            return None
+        v = arrays.as_view(x, "array")
+        h = v.obj if isinstance(v.obj, np.ndarray) else np.asarray(v.obj)
+        bits = h.view(np.uint16) if h.dtype == arrays.BF16 else h
+        d = cuda.to_device(np.ascontiguousarray(bits))
+        return runner.DeviceView(d, declared=arrays.BF16) if h.dtype == arrays.BF16 else d
+
+    first = next(x for x in arrays_in.values() if x is not None)
+    torch_cpu = type(first).__module__.startswith("torch")
+    res = fn(**{k: dev(x) for k, x in arrays_in.items()}, **kw)
+    single = not isinstance(res, tuple)
+    results = []
+    for r, (name, user) in zip((res,) if single else res, outs.items()):
+        host = r.copy_to_host()
+        dt = r.nbk_dtype if getattr(r, "nbk_dtype", None) is not None else host.dtype
+        host = host.view(dt) if dt == arrays.BF16 else host
+        if user is not None:  # checked before any out is written: a bad one stays untouched
+            uv = arrays.as_view(user, name)
+            if tuple(uv.shape) != host.shape or uv.dtype != host.dtype:
+                raise NbkernelsError(f"{name}: expected shape {host.shape} and dtype "
+                                     f"{host.dtype}, got {tuple(uv.shape)} {uv.dtype}")
+        results.append((host, user))
+    back = []
+    for host, user in results:
+        dt = host.dtype
+        if torch_cpu or type(user).__module__.startswith("torch"):
+            import torch
+
+            host = (torch.from_numpy(host.view(np.int16)).view(torch.bfloat16)
+                    if dt == arrays.BF16 else torch.from_numpy(host))
+        if user is not None:
+            _copy_into(user, host)
+            host = user
+        back.append(host)
+    return back[0] if single else tuple(back)
+
+
+def needs_device_copy(*xs) -> bool:
+    """True when a host (NumPy or torch CPU) array is passed and kernels run on a GPU."""
+    if runner.simulated():
+        return False
+    for x in xs:
+        if x is not None and (isinstance(x, np.ndarray) or (
+                type(x).__module__.startswith("torch") and not x.is_cuda)):
+            if not cuda.is_available():
+                raise NbkernelsError("no CUDA GPU found; set NUMBA_ENABLE_CUDASIM=1 to run the "
+                                     "row kernels in numba's simulator")
+            return True
+    return False
+
+
+# --- repeat calls -------------------------------------------------------------------------------
+_FAST: dict = {}
+_FAST_LOCK = threading.Lock()
+
+
+def fast_key(who, named: dict, extra):
+    """A key for a call whose arrays are all CuPy arrays or CUDA torch tensors, with the
+    arguments' data pointers; (None, None) otherwise. Equal pointers (in-place calls) are
+    part of the key, so a replay aliases exactly what the recorded call aliased."""
+    descs, ptrs = [], {}
+    for name, x in named.items():
+        if x is None:
+            descs.append(None)
+            continue
+        d = arrays.fast_desc(x)
+        if d is None:
+            return None, None
+        descs.append(d[0])
+        ptrs[name] = d[1]
+    alias = tuple(sorted((a, b) for a in ptrs for b in ptrs if a < b and ptrs[a] == ptrs[b]))
+    env = (os.environ.get("NBKERNELS_ROW_VARIANT"),)
+    return (who, tuple(descs), alias, extra, env), ptrs
+
+
+class Replay:
+    """The launches of one recorded call, replayed with new pointers and scalars."""
+
+    def __init__(self, call: Call, framework, result_names, wrap):
+        self.launches = call.launches
+        self.allocs = call.allocs
+        self.framework = framework
+        self.result_names = result_names
+        self.wrap = wrap
+
+    def __call__(self, named, ptrs, scalars, stream):
+        src = dict(ptrs)
+        src.update(scalars)
+        made = {}
+        like = next(x for x in named.values() if x is not None)
+        hint = _Hint(self.framework, like)
+        for tag, shape, dtype in self.allocs:
+            made[tag] = runner.empty(hint, shape, dtype)
+            src[tag] = arrays.fast_desc(made[tag])[1]
+        handle = arrays.current_stream_handle(self.framework, None, stream)
+        from .. import launch
+
+        for fn, grid, block, smem, packed, fields in self.launches:
+            for i, tag in fields:
+                packed.set(i, src[tag] if isinstance(tag, str) else src[tag[0]] + tag[1])
+            launch.launch_packed(fn, grid, block, smem, handle, packed)
+        res = [made.get(n, named.get(n)) for n in self.result_names]
+        if len(res) == 1:
+            return res[0]
+        return self.wrap(res) if self.wrap else tuple(res)
+
+
+class _Hint:
+    """Enough of an ArrayView for runner.empty."""
+
+    def __init__(self, framework, like):
+        self.framework, self.host, self.obj = framework, False, like
+        self.device = like.device.id if framework == "cupy" else like.device.index
+
+
+def remember(key, call: Call, result_names, wrap=None):
+    if key is None or call.sim or not call.replayable or not call.launches:
+        return
+    with _FAST_LOCK:
+        if len(_FAST) > 512:
+            _FAST.clear()
+        _FAST[key] = Replay(call, call.first.framework, result_names, wrap)
+
+
+def run_phases(call: Call, kernel, sig, cfg: cfgmod.RowConfig, rows: int, nstat: int, args,
+               tags, key_parts):
+    """Launch a row kernel in its layout: phase 0 (whole rows), or for a split layout phase 1
+    (``nstat`` partial statistics per chunk into a float32 workspace) then phase 2 (combine,
+    finish, store). ``args(phase, ws)`` gives the argument list of one launch."""
+    if rows == 0:
+        return
+    if cfg.variant == "split":
+        ws, _keep = call.workspace(rows * cfg.chunks * nstat)
+        for phase in (1, 2):
+            call.launch(kernel, sig, cfg.grid(rows), cfg.threads, args(phase, ws),
+                        tags + ("ws",), key_parts)
+        return
+    unused = np.zeros(1, np.float32) if call.sim else runner.DeviceBuf(runner.scratch(), 1, 4)
+    call.launch(kernel, sig, cfg.grid(rows), cfg.threads * cfg.rows_per_block,
+                args(0, unused), tags + (None,), key_parts)

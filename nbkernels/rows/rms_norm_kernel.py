@@ -1,0 +1,146 @@
+"""RMSNorm: ``y = x / sqrt(mean(x**2) + eps) * weight`` over the last axis, optionally on
+``h = x + residual`` (stored too: the updated residual stream of a pre-norm transformer)."""
+from __future__ import annotations
+
+import functools
+import math
+from collections import namedtuple
+
+import numpy as np
+from numba import cuda, float32, int64, types
+
+from ..errors import NbkernelsError
+from ..intrinsics import memory as M
+from . import host
+from .device import ELEMENT_BYTES, MAX_WARPS, PER_THREAD, group_sum, locate, make_io
+
+NormWithResidual = namedtuple("NormWithResidual", ["out", "residual"])
+NSTAT = 1  # partial sum of squares per chunk
+
+
+def rms_norm_ref(x, weight, eps=1e-6, residual=None):
+    """float64 reference on NumPy arrays; with ``residual``, ``(y, h)`` where ``h`` is
+    ``x + residual`` rounded to x's dtype (what the kernel stores and normalizes)."""
+    x64 = np.asarray(x, np.float64)
+    h = None
+    if residual is not None:
+        h = (x64 + np.asarray(residual, np.float64)).astype(np.asarray(x).dtype)
+        x64 = h.astype(np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        ms = np.mean(x64 * x64, axis=-1, keepdims=True)
+        y = x64 / np.sqrt(ms + eps) * np.asarray(weight, np.float64)
+    return (y, h) if residual is not None else y
+
+
+@functools.lru_cache(maxsize=None)
+def build(kind: str, wkind: str, vec: bool, hw_bf16: bool, resid: bool):
+    load, store, round_to, _ = make_io(kind, vec, hw_bf16)
+    wload = make_io(wkind, vec, hw_bf16, kind)[0]
+    P, esz, wsz = PER_THREAD, ELEMENT_BYTES[kind], ELEMENT_BYTES[wkind]
+    zero = float32(0)
+
+    @cuda.jit
+    def rms_norm_kernel(X, R, W, Y, H, n, rows, sx, sr, sy, sh, eps, phase, G, chunks, WS):
+        red = cuda.shared.array((2, MAX_WARPS), float32)
+        row, c, t = locate(phase, G, chunks)
+        if row >= rows:
+            return
+        c0 = c * G * P
+        m = min(n - c0, G * P)
+        buf = cuda.local.array(P, float32)
+        if resid and phase == 2:  # the finishing pass reads back the stored h
+            load(int64(M.gmem_addr(H, 0)) + (row * sh + c0) * esz, m, t, G, buf, zero)
+        else:
+            load(int64(M.gmem_addr(X, 0)) + (row * sx + c0) * esz, m, t, G, buf, zero)
+            if resid:
+                rb = cuda.local.array(P, float32)
+                load(int64(M.gmem_addr(R, 0)) + (row * sr + c0) * esz, m, t, G, rb, zero)
+                for i in range(P):
+                    buf[i] = round_to(buf[i] + rb[i])
+                store(int64(M.gmem_addr(H, 0)) + (row * sh + c0) * esz, m, t, G, buf)
+        if phase == 2:
+            ss = zero
+            for i in range(t, chunks, G):
+                ss += WS[row * chunks + i]
+            ss = group_sum(ss, G, red, 1)
+        else:
+            ss = zero
+            for i in range(P):
+                ss += buf[i] * buf[i]
+            ss = group_sum(ss, G, red, 0)
+            if phase == 1:
+                if t == 0:
+                    WS[row * chunks + c] = ss
+                return
+        inv = float32(1) / math.sqrt(ss / float32(n) + eps)
+        wb = cuda.local.array(P, float32)
+        wload(int64(M.gmem_addr(W, 0)) + c0 * wsz, m, t, G, wb, zero)
+        for i in range(P):
+            buf[i] = buf[i] * inv * wb[i]
+        store(int64(M.gmem_addr(Y, 0)) + (row * sy + c0) * esz, m, t, G, buf)
+
+    rms_norm_kernel.nbk_launch_bounds = (512,)
+    return rms_norm_kernel
+
+
+SIG = (host.BYTES,) * 5 + (types.int64,) * 6 + (types.float32,) + (types.int64,) * 3 + \
+    (host.F32_BUF,)
+
+
+def rms_norm(x, weight, eps=1e-6, *, residual=None, out=None, residual_out=None, stream=None,
+             config=None):
+    """RMSNorm over the last axis: ``x / sqrt(mean(x**2) + eps) * weight``.
+
+    ``x``: float16, bfloat16 or float32, any leading shape; ``weight``: length ``x.shape[-1]``,
+    x's dtype or float32. Statistics in float32. With ``residual`` (like x), first computes
+    ``h = x + residual`` (rounded to x's dtype), normalizes h, and returns
+    ``NormWithResidual(out, residual)`` with h as ``residual``; ``residual_out`` receives h in
+    place (it may be ``residual`` itself). ``out`` may be ``x``. ``config`` (a
+    :class:`RowConfig`) or env ``NBKERNELS_ROW_VARIANT`` forces a layout.
+    """
+    named = {"x": x, "weight": weight, "residual": residual, "out": out,
+             "residual_out": residual_out}
+    key, ptrs = host.fast_key("rms_norm", named, (type(eps), config))
+    if key is not None:
+        rep = host._FAST.get(key)
+        if rep is not None:
+            return rep(named, ptrs, {"eps": float(eps)}, stream)
+    if host.needs_device_copy(x, weight, residual, out, residual_out):
+        outs = {"out": out, "residual_out": residual_out} if residual is not None else {"out": out}
+        res = host.via_device(
+            lambda x, weight, residual: rms_norm(x, weight, eps, residual=residual,
+                                                 config=config),
+            {"x": x, "weight": weight, "residual": residual}, outs)
+        return NormWithResidual(*res) if residual is not None else res
+    call = host.Call("rms_norm", stream)
+    X = call.rows(x, "x")
+    W = call.vector(weight, "weight", X)
+    R = call.rows(residual, "residual", X) if residual is not None else None
+    if residual is None and residual_out is not None:
+        raise NbkernelsError("rms_norm: residual_out needs residual")
+    Y = call.output(out, "out", X)
+    H = call.output(residual_out, "residual_out", X) if R is not None else None
+    cfg = call.config(X, config)
+    ops = [X, W, Y] + ([R, H] if R is not None else [])
+    vec = call.vec_ok(*ops)
+    from .config import for_arch
+
+    hw = for_arch(call.arch()).hw_bf16
+    kern = build(X.kind, W.kind, vec, hw, R is not None)
+    xb, wb, yb = call.buf(X), call.buf(W), call.buf(Y)
+    rb, hb = call.buf(R), call.buf(H)
+
+    def args(phase, ws):
+        return [xb, rb, wb, yb, hb, np.int64(X.n), np.int64(X.rows), np.int64(X.stride),
+                np.int64(R.stride if R else 0), np.int64(Y.stride), np.int64(H.stride if H else 0),
+                np.float32(eps), np.int64(phase), np.int64(cfg.threads), np.int64(cfg.chunks), ws]
+
+    tags = ("x", "residual" if R else None, "weight", "out", "residual_out" if H else None,
+            *[None] * 6, "eps", None, None, None)  # the workspace comes last: run_phases tags it
+    host.run_phases(call, kern, SIG, cfg, X.rows, NSTAT, args, tags,
+                    ("rms_norm", X.kind, W.kind, vec, hw, R is not None))
+    host.remember(key, call, ("out", "residual_out") if R is not None else ("out",),
+                  NormWithResidual._make if R is not None else None)
+    if R is not None:
+        return NormWithResidual(*call.finish(Y, H))
+    return call.finish(Y)

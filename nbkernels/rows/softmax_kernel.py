@@ -1,0 +1,154 @@
+"""Softmax: ``exp(x - max) / sum(exp(x - max))`` along one axis, numerically stable for any
+row length: rows longer than a block holds combine per-chunk (max, sum) pairs online,
+``S = sum_i s_i * exp(m_i - M)``. NaN and infinities give what NumPy's formula gives."""
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+from numba import cuda, float32, int64, types
+
+from ..errors import NbkernelsError
+from ..intrinsics import memory as M
+from . import host
+from .config import for_arch
+from .device import (ELEMENT_BYTES, MAX_WARPS, NEG_INF, PER_THREAD, group_max, group_sum,
+                     locate, make_io)
+
+NSTAT = 2  # per chunk: max and sum of exp(x - max)
+
+
+def softmax_ref(x, axis=-1):
+    x64 = np.asarray(x, np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        e = np.exp(x64 - x64.max(axis=axis, keepdims=True))
+        return e / e.sum(axis=axis, keepdims=True)
+
+
+@functools.lru_cache(maxsize=None)
+def build(kind: str, vec: bool, hw_bf16: bool):
+    load, store, _, _ = make_io(kind, vec, hw_bf16)
+    P, esz = PER_THREAD, ELEMENT_BYTES[kind]
+    zero = float32(0)
+
+    @cuda.jit
+    def softmax_kernel(X, Y, n, rows, sx, sy, phase, G, chunks, WS):
+        red = cuda.shared.array((4, MAX_WARPS), float32)
+        row, c, t = locate(phase, G, chunks)
+        if row >= rows:
+            return
+        c0 = c * G * P
+        m = min(n - c0, G * P)
+        buf = cuda.local.array(P, float32)
+        load(int64(M.gmem_addr(X, 0)) + (row * sx + c0) * esz, m, t, G, buf, NEG_INF)
+        if phase == 2:
+            mx = NEG_INF
+            for i in range(t, chunks, G):
+                mx = max(mx, WS[2 * (row * chunks + i)])
+            mx = group_max(mx, G, red, 2)
+            s = zero
+            for i in range(t, chunks, G):
+                mi = WS[2 * (row * chunks + i)]
+                # a chunk of -inf only contributes 0 (its own sum is NaN: -inf - -inf)
+                s += WS[2 * (row * chunks + i) + 1] * math.exp(mi - mx) if mi != NEG_INF else zero
+            s = group_sum(s, G, red, 3)
+        else:
+            mx = NEG_INF
+            for i in range(P):
+                mx = max(mx, buf[i])
+            mx = group_max(mx, G, red, 0)
+            s = zero
+            for i in range(P):
+                buf[i] = math.exp(buf[i] - mx)
+                s += buf[i]
+            s = group_sum(s, G, red, 1)
+            if phase == 1:
+                if t == 0:
+                    WS[2 * (row * chunks + c)] = mx
+                    WS[2 * (row * chunks + c) + 1] = s
+                return
+        if phase == 2:
+            for i in range(P):
+                buf[i] = math.exp(buf[i] - mx)
+        inv = float32(1) / s
+        for i in range(P):
+            buf[i] *= inv
+        store(int64(M.gmem_addr(Y, 0)) + (row * sy + c0) * esz, m, t, G, buf)
+
+    softmax_kernel.nbk_launch_bounds = (512,)
+    return softmax_kernel
+
+
+SIG = (host.BYTES,) * 2 + (types.int64,) * 7 + (host.F32_BUF,)
+
+
+def softmax(x, axis=-1, *, out=None, stream=None, config=None):
+    """Softmax along ``axis`` (any axis; the last is fastest, others go through a copy).
+
+    ``x``: float16, bfloat16 or float32; computed in float32; ``out`` may be ``x``.
+    ``config`` (a :class:`RowConfig`) or env ``NBKERNELS_ROW_VARIANT`` forces a layout.
+    """
+    ndim = len(getattr(x, "shape", ()))
+    if not isinstance(axis, (int, np.integer)) or isinstance(axis, bool) or \
+            not -max(ndim, 1) <= axis < max(ndim, 1):
+        raise NbkernelsError(f"softmax: axis must be an integer in [-{ndim}, {ndim}), got "
+                             f"{axis!r}")
+    axis = int(axis) % max(ndim, 1)
+    if ndim and axis != ndim - 1:
+        return _other_axis(x, axis, out, stream, config)
+    named = {"x": x, "out": out}
+    key, ptrs = host.fast_key("softmax", named, (config,))
+    if key is not None:
+        rep = host._FAST.get(key)
+        if rep is not None:
+            return rep(named, ptrs, {}, stream)
+    if host.needs_device_copy(x, out):
+        return host.via_device(lambda x: softmax(x, config=config), {"x": x}, {"out": out})
+    call = host.Call("softmax", stream)
+    X = call.rows(x, "x")
+    Y = call.output(out, "out", X)
+    cfg = call.config(X, config)
+    vec = call.vec_ok(X, Y)
+    hw = for_arch(call.arch()).hw_bf16
+    kern = build(X.kind, vec, hw)
+    xb, yb = call.buf(X), call.buf(Y)
+
+    def args(phase, ws):
+        return [xb, yb, np.int64(X.n), np.int64(X.rows), np.int64(X.stride), np.int64(Y.stride),
+                np.int64(phase), np.int64(cfg.threads), np.int64(cfg.chunks), ws]
+
+    host.run_phases(call, kern, SIG, cfg, X.rows, NSTAT, args,
+                    ("x", "out", None, None, None, None, None, None, None),
+                    ("softmax", X.kind, vec, hw))
+    host.remember(key, call, ("out",))
+    return call.finish(Y)
+
+
+def _moveaxis(a, axis):
+    if type(a).__module__.startswith("torch"):
+        return a.movedim(axis, -1)
+    if type(a).__module__.startswith("cupy"):
+        import cupy
+
+        return cupy.moveaxis(a, axis, -1)
+    if isinstance(a, np.ndarray):
+        return np.moveaxis(a, axis, -1)
+    raise NbkernelsError(f"softmax: axis other than the last needs a NumPy, CuPy or torch "
+                         f"array, got {type(a).__name__}")
+
+
+def _other_axis(x, axis, out, stream, config):
+    """Softmax along a non-last axis: the moved-axis view is strided, so the row path copies
+    it once; ``out``'s moved view receives the result."""
+    if out is not None and tuple(getattr(out, "shape", ())) != tuple(x.shape):
+        raise NbkernelsError(f"softmax: out.shape must be {tuple(x.shape)}, got "
+                             f"{tuple(getattr(out, 'shape', ()))}")
+    res = softmax(_moveaxis(x, axis), out=None if out is None else _moveaxis(out, axis),
+                  stream=stream, config=config)
+    if out is not None:
+        return out
+    if type(res).__module__.startswith("torch"):
+        return res.movedim(-1, axis)
+    mod = np if isinstance(res, np.ndarray) else __import__("cupy")
+    return mod.moveaxis(res, -1, axis)
