@@ -1,0 +1,184 @@
+"""Row-kernel test cases shared by the simulator and GPU tests: inputs, float64 references,
+per-dtype tolerances, layouts, and a checker that reports where a result is wrong.
+
+A case is ``(op, dtype, shape, layout, special, variant)``. Inputs are fresh random every
+run; ``out`` arrays are poisoned with NaN before the call, so an element the kernel never
+writes shows up as a NaN where the reference is finite.
+"""
+import ml_dtypes
+import numpy as np
+
+import nbkernels
+from nbkernels.rows import (RowConfig, layer_norm_ref, rms_norm_ref, softmax_ref, swiglu_ref)
+
+DTYPES = {"float32": np.float32, "float16": np.float16, "bfloat16": ml_dtypes.bfloat16}
+# relative to the row's largest reference magnitude: a few units of the output's last place,
+# plus float32 statistics over long rows
+TOLERANCES = {"float32": 2e-5, "float16": 2e-3, "bfloat16": 1.6e-2}
+VARIANTS = {None: None, "warp": RowConfig("warp", 32, 4), "block": RowConfig("block", 64),
+            "split": RowConfig("split", 32), "split256": RowConfig("split", 256)}
+
+
+def _values(rng, shape, special):
+    x = rng.standard_normal(shape) * 2.0
+    if special == "big":  # softmax must subtract the max first: exp(1e4) overflows
+        x = x * 5e3
+    elif special == "equal":
+        x = np.broadcast_to(x[..., :1], shape).copy()
+    elif special == "nonfinite":
+        flat = x.reshape(-1, shape[-1])
+        flat[0, min(3, shape[-1] - 1)] = np.nan
+        if flat.shape[0] > 1:
+            flat[1, :] = -np.inf
+        if flat.shape[0] > 2:
+            flat[2, 0] = np.inf
+    return x
+
+
+def _layout(x, layout, fw):
+    """``x`` (C-contiguous NumPy) moved to framework ``fw`` and laid out as the case asks."""
+    if fw == "torch":
+        import torch
+
+        t = (torch.from_numpy(x.view(np.int16)).view(torch.bfloat16) if x.dtype == DTYPES["bfloat16"]
+             else torch.from_numpy(x)).cuda()
+        if layout == "contig":
+            return t
+        if layout == "rowstride":
+            wide = torch.zeros(t.shape[:-1] + (t.shape[-1] + 3,), dtype=t.dtype, device="cuda")
+            wide[..., : t.shape[-1]] = t
+            return wide[..., : t.shape[-1]]
+        if layout == "misaligned":
+            buf = torch.empty(t.numel() + 1, dtype=t.dtype, device="cuda")
+            v = buf[1:].view(t.shape)
+            v.copy_(t)
+            return v
+        if layout == "transposed":
+            return t.transpose(-1, -2).contiguous().transpose(-1, -2) if t.ndim > 1 else t
+        raise ValueError(layout)
+    if fw == "cupy":
+        import cupy as xp
+
+        x = xp.asarray(x)
+    else:
+        xp = np
+    if layout == "contig":
+        return x
+    if layout == "rowstride":  # rows of a wider array: stride > n, unaligned when odd
+        wide = xp.zeros(x.shape[:-1] + (x.shape[-1] + 3,), x.dtype)
+        wide[..., : x.shape[-1]] = x
+        return wide[..., : x.shape[-1]]
+    if layout == "misaligned":  # starts one element into its allocation
+        buf = xp.empty(x.size + 1, x.dtype)
+        v = buf[1:].reshape(x.shape)
+        v[...] = x
+        return v
+    if layout == "transposed":  # last-axis stride != 1: copied once by the launcher
+        return xp.ascontiguousarray(x.swapaxes(-1, -2)).swapaxes(-1, -2) if x.ndim > 1 else x
+    raise ValueError(layout)
+
+
+def to_numpy(a):
+    if type(a).__module__.startswith("torch"):
+        import torch
+
+        a = a.detach().cpu()
+        return a.view(torch.int16).numpy().view(DTYPES["bfloat16"]) if a.dtype == torch.bfloat16 \
+            else a.numpy()
+    if type(a).__module__.startswith("cupy"):
+        return a.get()
+    return np.asarray(a)
+
+
+def make(op, dtype, shape, layout, special, rng, fw="numpy"):
+    """(args, kwargs, reference outputs as a tuple of float64 arrays); references are
+    computed from the NumPy values before they move to ``fw``."""
+    dt = DTYPES[dtype]
+    n = shape[-1]
+    xh = _values(rng, shape, special).astype(dt)
+    x = _layout(xh, layout, fw)
+    mv = lambda a: _layout(a, "contig", fw)  # noqa: E731
+    w = (rng.standard_normal(n) + 1).astype(dt)
+    if op == "rms_norm":
+        return (x, mv(w)), {"eps": 1e-6}, (rms_norm_ref(xh, w, 1e-6),)
+    if op == "rms_norm_residual":
+        rh = rng.standard_normal(shape).astype(dt)
+        y, h = rms_norm_ref(xh, w, 1e-6, residual=rh)
+        return (x, mv(w)), {"eps": 1e-6, "residual": _layout(rh, layout, fw)}, \
+            (y, h.astype(np.float64))
+    if op == "layer_norm":
+        b = rng.standard_normal(n).astype(np.float32)  # a float32 bias beside a 16-bit x
+        return (x, mv(w), mv(b)), {"eps": 1e-5}, (layer_norm_ref(xh, w, b, 1e-5),)
+    if op == "softmax":
+        return (x,), {}, (softmax_ref(xh),)
+    if op == "swiglu":
+        uh = rng.standard_normal(shape).astype(dt)
+        return (x, _layout(uh, layout, fw)), {}, (swiglu_ref(xh, uh),)
+    if op == "swiglu_packed":
+        return (x,), {}, (swiglu_ref(xh),)
+    raise ValueError(op)
+
+
+def call(op, args, kwargs, outs, variant):
+    fn = {"rms_norm_residual": "rms_norm", "swiglu_packed": "swiglu"}.get(op, op)
+    kw = dict(kwargs, config=VARIANTS[variant])
+    if outs is not None:
+        kw["out"] = outs[0]
+        if op == "rms_norm_residual":
+            kw["residual_out"] = outs[1]
+    res = getattr(nbkernels, fn)(*args, **kw)
+    return tuple(res) if isinstance(res, tuple) else (res,)
+
+
+def mismatch(name, got, want, dtype):
+    """None if ``got`` matches ``want`` (float64) within the dtype's tolerance, else where."""
+    g = np.asarray(got).astype(np.float64)
+    if g.shape != want.shape:
+        return f"{name}: shape {g.shape}, expected {want.shape}"
+    tol = TOLERANCES[dtype]
+    w2 = want.reshape(-1, want.shape[-1]) if want.ndim else want.reshape(1, 1)
+    with np.errstate(invalid="ignore"):
+        scale = np.nanmax(np.where(np.isfinite(w2), np.abs(w2), 0), axis=-1, keepdims=True)
+        scale = np.broadcast_to(np.maximum(scale, 1e-30), w2.shape).reshape(want.shape)
+        # the result was rounded to the output dtype: compare against the rounded reference
+        wr = want.astype(DTYPES[dtype]).astype(np.float64)
+        ok = (np.abs(g - wr) <= tol * scale) | (np.isnan(g) & np.isnan(wr)) | (g == wr)
+    if ok.all():
+        return None
+    bad = np.argwhere(~ok)
+    idx = tuple(int(i) for i in bad[0])
+    return (f"{name}: {len(bad)} of {ok.size} elements differ; first at {idx}: expected "
+            f"{wr[idx]!r}, got {g[idx]!r} (tolerance {tol} x row scale {scale[idx]:.3g})")
+
+
+def poisoned(shape, dtype, fw):
+    out = np.full(shape, np.nan, DTYPES[dtype])
+    return _layout(out, "contig", fw)
+
+
+def run_case(case, rng, fw="numpy", with_out=True):
+    """Failures (strings) of one case: called with poisoned ``out`` arrays, then without."""
+    op, dtype, shape, layout, special, variant = case
+    args, kwargs, refs = make(op, dtype, tuple(shape), layout, special, rng, fw)
+    fails = []
+    for given in ((True, False) if with_out else (False,)):
+        outs = [poisoned(s, dtype, fw) for s in out_shapes(op, shape)] if given else None
+        got = call(op, args, kwargs, outs, variant)
+        for i, (g, want) in enumerate(zip(got, refs)):
+            if outs is not None and g is not outs[i]:
+                fails.append(f"{case}: result {i} is not the out array passed")
+            if type(g).__module__.split(".")[0] != (fw if fw != "numpy" else "numpy"):
+                fails.append(f"{case}: result {i} is a {type(g).__module__} array, not {fw}")
+            m = mismatch(f"{case} out={given} result {i}", to_numpy(g), want, dtype)
+            if m:
+                fails.append(m)
+    return fails
+
+
+def out_shapes(op, x_shape):
+    n = x_shape[-1]
+    if op == "swiglu_packed":
+        return [tuple(x_shape[:-1]) + (n // 2,)]
+    if op == "rms_norm_residual":
+        return [tuple(x_shape), tuple(x_shape)]
+    return [tuple(x_shape)]
