@@ -1,0 +1,272 @@
+"""nbkernels.gemm: device time per call, TFLOPS and speed relative to cuBLAS, per variant and
+dtype; host time per call at 128^3.
+
+FLOPs = 2*M*N*K per GEMM (int8: integer operations, reported in the same unit). cuBLAS is
+timed through torch (bf16, f16, tf32 with ``allow_tf32``, f64: ``torch.matmul``; int8:
+``torch._int_mm``, cuBLASLt's int8 GEMM) on the same buffers, in the same process, by the same
+timer. Inputs rotate among sets three times larger than L2 (_common.rotation_count).
+"""
+from __future__ import annotations
+
+from ._common import (REPO, ITEMSIZE, Family, device_array, device_seconds, gpu_skip_reason,
+                      measure_cases, result_dtype, rotation_count)
+
+
+def _checkout_variants():
+    """The GEMM variants of this checkout's nbkernels, read from its source: importing it would
+    cost each benchmark process a second, and asv starts one per number."""
+    import ast
+
+    tree = ast.parse((REPO / "nbkernels" / "matmul" / "api.py").read_text())
+    for node in tree.body:
+        targets = node.targets if isinstance(node, ast.Assign) else \
+            [node.target] if isinstance(node, ast.AnnAssign) else []
+        if any(getattr(t, "id", None) == "VARIANTS" for t in targets):
+            return ast.literal_eval(node.value)
+    raise RuntimeError("nbkernels/matmul/api.py of this checkout assigns no VARIANTS")
+
+
+# Forced variants: the sm_80-class kernel, and the Hopper one once the checkout has it (older
+# commits measured by this code then report it n/a).
+VARIANTS = tuple(v for v in ("sm80", "sm90a") if v in _checkout_variants())
+DTYPES = ("bf16", "f16", "tf32", "int8")
+SIZES = (512, 1024, 2048, 4096, 8192)
+# decode-like (16 tokens), an MLP up-projection, a short-K projection
+LLM_SHAPES = ("16x4096x4096", "4096x11008x4096", "8192x8192x1024")
+CALL_MODES = ("out", "alloc")
+
+# compute capability each forced variant needs; sm_90a code runs on 9.0 alone
+_NEEDS = {"sm80": lambda cc: cc >= (8, 0), "sm90a": lambda cc: cc == (9, 0)}
+
+
+def _specs():
+    """(benchmark class, its params) -> (variant, dtype, m, n, k), for every GEMM case."""
+    specs = {}
+    for v in VARIANTS:
+        for dt in DTYPES:
+            for s in SIZES:
+                specs[("Gemm", v, dt, s)] = (v, dt, s, s, s)
+        for shape in LLM_SHAPES:
+            specs[("GemmLLM", v, shape)] = (v, "bf16", *map(int, shape.split("x")))
+    for s in SIZES:
+        specs[("GemmF64", s)] = ("simt", "f64", s, s, s)
+    return specs
+
+
+def _context():
+    import cupy
+
+    from nbkernels.matmul import api
+
+    dev = cupy.cuda.Device()
+    cc = (int(dev.compute_capability[:-1]), int(dev.compute_capability[-1]))  # "90" -> (9, 0)
+    return {"cc": cc, "l2": dev.attributes["L2CacheSize"], "variants": tuple(api.VARIANTS)}
+
+
+def _unavailable(variant, ctx):
+    if variant == "simt":
+        return None
+    if variant not in ctx["variants"]:
+        return (f"variant {variant} does not exist at this commit "
+                f"(it has {', '.join(ctx['variants'])})")
+    if not _NEEDS[variant](ctx["cc"]):
+        return f"variant {variant} does not run on compute capability {ctx['cc']}"
+    return None
+
+
+def _operands(spec, ctx, count=None):
+    import cupy
+
+    variant, dtype, m, n, k = spec
+    rng = cupy.random.default_rng(0)
+    if count is None:
+        count = rotation_count((m * k + k * n) * ITEMSIZE[dtype], ctx["l2"])
+    sets = [(device_array(rng, (m, k), dtype), device_array(rng, (k, n), dtype))
+            for _ in range(count)]
+    out = cupy.empty((m, n), result_dtype(dtype))
+    kw = {"variant": variant, "precision": "tf32" if dtype == "tf32" else None}
+    return sets, out, kw
+
+
+def _cublas_seconds(dtype, sets, m, n):
+    """(seconds per cuBLAS call, None) or (None, why it was not timed)."""
+    try:
+        import torch
+    except ImportError:
+        return None, "torch is not installed: cuBLAS is timed through torch"
+    import cupy
+
+    def as_torch(x):  # torch reads CuPy's bf16 through an int16 view (bench.py does the same)
+        if dtype == "bf16":
+            return torch.from_dlpack(x.view(cupy.int16)).view(torch.bfloat16)
+        return torch.from_dlpack(x)
+
+    tsets = [(as_torch(a), as_torch(b)) for a, b in sets]
+    if dtype == "int8":
+        if m <= 16:
+            return None, "torch._int_mm (cuBLASLt int8) needs M > 16"
+        fn = torch._int_mm
+    else:
+        tout = torch.empty((m, n), dtype=tsets[0][0].dtype, device=tsets[0][0].device)
+
+        def fn(a, b):
+            return torch.matmul(a, b, out=tout)
+    prev = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = dtype == "tf32"
+    try:
+        return device_seconds(fn, tsets), None
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = prev
+
+
+def _measure_gemm(spec, ctx):
+    import nbkernels
+
+    why = _unavailable(spec[0], ctx)
+    if why:
+        return why
+    _, dtype, m, n, k = spec
+    sets, out, kw = _operands(spec, ctx)
+    seconds = device_seconds(lambda a, b: nbkernels.gemm(a, b, out=out, **kw), sets)
+    base, base_why = _cublas_seconds(dtype, sets, m, n)
+    return {"seconds": seconds, "tflops": 2.0 * m * n * k / seconds / 1e12,
+            "vs_cublas": base / seconds if base else None, "vs_cublas_skip": base_why}
+
+
+def _host_seconds_per_call(fn, calls=2000, rounds=5):
+    """Host wall time per call of ``fn`` in a loop with one synchronize at the end (what a Python
+    loop of small GEMMs costs; tools/overhead.py's method), median of ``rounds``."""
+    import statistics
+    import time
+
+    import cupy
+
+    per = []
+    for _ in range(rounds):
+        for _ in range(50):
+            fn()
+        cupy.cuda.Device().synchronize()
+        t = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        cupy.cuda.Device().synchronize()
+        per.append((time.perf_counter() - t) / calls)
+    return statistics.median(per)
+
+
+def _call_fns(mode):
+    import cupy
+
+    import nbkernels
+
+    rng = cupy.random.default_rng(0)
+    a, b = (device_array(rng, (128, 128), "f16") for _ in range(2))
+    out = cupy.empty((128, 128), cupy.float16)
+    if mode == "out":
+        return (lambda: nbkernels.gemm(a, b, out=out)), (lambda: cupy.matmul(a, b, out=out))
+    return (lambda: nbkernels.gemm(a, b)), (lambda: cupy.matmul(a, b))
+
+
+def _measure_call(mode):
+    ours, cupy_matmul = _call_fns(mode)
+    seconds = _host_seconds_per_call(ours)
+    return {"seconds": seconds, "vs_cupy": _host_seconds_per_call(cupy_matmul) / seconds}
+
+
+def measure(_bench=None):
+    """Every GEMM case of this module, measured in one process (asv setup_cache)."""
+    why = gpu_skip_reason()
+    if why:
+        return {"skip": why}
+    ctx = _context()
+    specs = _specs()
+    cases = list(specs) + [("CallOverhead", mode) for mode in CALL_MODES]
+    return {"cases": measure_cases(cases, lambda c: _measure_call(c[1]) if c[0] == "CallOverhead"
+                                   else _measure_gemm(specs[c], ctx))}
+
+
+measure.timeout = 900
+
+
+def prewarm_tasks():
+    """Cases to run once before measuring; those with M of 512, 2048 or 16 first: with the tile
+    heuristic they need distinct kernels (64x64, 128x128, split-K), the others reuse them, so
+    parallel workers compile different kernels instead of one kernel several times."""
+    specs = sorted(_specs().values(), key=lambda s: s[2] not in (512, 2048, 16))
+    return specs + [("call", mode) for mode in CALL_MODES]
+
+
+def prewarm(task):
+    """Run one case once, so its kernels are compiled into $NBKERNELS_CACHE_DIR."""
+    import cupy
+
+    import nbkernels
+
+    if task[0] == "call":
+        _call_fns(task[1])[0]()
+    else:
+        ctx = _context()
+        if _unavailable(task[0], ctx):
+            return
+        sets, out, kw = _operands(task, ctx, count=1)
+        nbkernels.gemm(*sets[0], out=out, **kw)
+    cupy.cuda.Device().synchronize()
+
+
+class _Gemm(Family):
+    setup_cache = measure
+
+    def track_time(self, cache, *params):
+        return self.value(cache, params, "seconds")
+
+    track_time.unit = "seconds"
+
+    def track_tflops(self, cache, *params):
+        return self.value(cache, params, "tflops")
+
+    track_tflops.unit = "TFLOPS"
+
+    def track_vs_cublas(self, cache, *params):
+        return self.value(cache, params, "vs_cublas")
+
+    track_vs_cublas.unit = "x cuBLAS speed"
+
+
+class Gemm(_Gemm):
+    """Square M = N = K, row-major a and b, ``out=`` given; variant forced."""
+
+    params = (list(VARIANTS), list(DTYPES), list(SIZES))
+    param_names = ("variant", "dtype", "size")
+
+
+class GemmLLM(_Gemm):
+    """bf16 at LLM-like shapes, MxNxK."""
+
+    params = (list(VARIANTS), list(LLM_SHAPES))
+    param_names = ("variant", "shape")
+
+
+class GemmF64(_Gemm):
+    """float64 (SIMT kernel; cuBLAS uses DMMA tensor cores where the GPU has them)."""
+
+    params = (list(SIZES),)
+    param_names = ("size",)
+
+
+class CallOverhead(Family):
+    """Host time per call at 128^3 f16 (fast path), with ``out=`` or allocating the result;
+    speed relative to cupy.matmul timed the same way."""
+
+    setup_cache = measure
+    params = (list(CALL_MODES),)
+    param_names = ("result",)
+
+    def track_call(self, cache, mode):
+        return self.value(cache, (mode,), "seconds")
+
+    track_call.unit = "seconds"
+
+    def track_vs_cupy(self, cache, mode):
+        return self.value(cache, (mode,), "vs_cupy")
+
+    track_vs_cupy.unit = "x cupy.matmul speed"

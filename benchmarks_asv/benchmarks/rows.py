@@ -1,0 +1,161 @@
+"""Row kernels (rms_norm, layer_norm, softmax, swiglu): device time per call, GB/s and the
+fraction of the device-to-device copy bandwidth measured in the same process.
+
+Bytes moved per call = inputs read + output written (_BYTES); the copy bandwidth counts a 1 GiB
+copy's bytes read and written. A function missing at a commit is reported n/a.
+"""
+from __future__ import annotations
+
+from ._common import (ITEMSIZE, Family, device_array, device_seconds, gpu_skip_reason,
+                      measure_cases, result_dtype, rotation_count)
+
+OPS = ("rms_norm", "layer_norm", "softmax", "swiglu")
+DTYPES = ("f16", "bf16", "f32")
+SHAPES = ("64x4096", "8192x8192")  # a decode step's activations; a large prefill batch
+COPY_BYTES = 1 << 30
+
+# elements read + written per call, for M rows of N: (x, weight, out), (x, weight, bias, out),
+# (x, out), (gate, up, out)
+_ELEMENTS = {
+    "rms_norm": lambda m, n: 2 * m * n + n,
+    "layer_norm": lambda m, n: 2 * m * n + 2 * n,
+    "softmax": lambda m, n: 2 * m * n,
+    "swiglu": lambda m, n: 3 * m * n,
+}
+
+
+def _dims(shape):
+    m, n = shape.split("x")
+    return int(m), int(n)
+
+
+def _call(op, dtype, shape, count, l2):
+    """(function of one argument set, argument sets) for one case."""
+    import cupy
+
+    import nbkernels
+
+    fn = getattr(nbkernels, op)
+    m, n = _dims(shape)
+    rng = cupy.random.default_rng(0)
+    if count is None:  # the rotating arrays of one set: x, or gate and up
+        count = rotation_count(m * n * ITEMSIZE[dtype] * (2 if op == "swiglu" else 1), l2)
+    out = cupy.empty((m, n), result_dtype(dtype))
+    if op == "rms_norm":
+        w = device_array(rng, (n,), dtype)
+        sets = [(device_array(rng, (m, n), dtype),) for _ in range(count)]
+        return (lambda x: fn(x, w, out=out)), sets
+    if op == "layer_norm":
+        w, b = device_array(rng, (n,), dtype), device_array(rng, (n,), dtype)
+        sets = [(device_array(rng, (m, n), dtype),) for _ in range(count)]
+        return (lambda x: fn(x, w, b, out=out)), sets
+    if op == "softmax":
+        sets = [(device_array(rng, (m, n), dtype),) for _ in range(count)]
+        return (lambda x: fn(x, out=out)), sets
+    sets = [(device_array(rng, (m, n), dtype), device_array(rng, (m, n), dtype))
+            for _ in range(count)]
+    return (lambda g, u: fn(g, u, out=out)), sets
+
+
+def _copy_gbps():
+    import cupy
+
+    src = cupy.ones(COPY_BYTES, cupy.uint8)
+    dst = cupy.empty_like(src)
+    seconds = device_seconds(lambda: cupy.copyto(dst, src), [()])
+    return 2 * COPY_BYTES / seconds / 1e9
+
+
+def _missing(op):
+    import nbkernels
+
+    if not hasattr(nbkernels, op):
+        return f"nbkernels.{op} does not exist at this commit"
+    return None
+
+
+def _measure_row(case, l2, copy_gbps):
+    _, op, dtype, shape = case
+    why = _missing(op)
+    if why:
+        return why
+    fn, sets = _call(op, dtype, shape, None, l2)
+    seconds = device_seconds(fn, sets)
+    gbps = _ELEMENTS[op](*_dims(shape)) * ITEMSIZE[dtype] / seconds / 1e9
+    return {"seconds": seconds, "gbps": gbps, "vs_copy": gbps / copy_gbps}
+
+
+def measure(_bench=None):
+    """Every row-kernel case and the copy bandwidth, in one process (asv setup_cache)."""
+    why = gpu_skip_reason()
+    if why:
+        return {"skip": why}
+    import cupy
+
+    l2 = cupy.cuda.Device().attributes["L2CacheSize"]
+    copy_gbps = _copy_gbps()
+    cases = [("Rows", op, dt, shape) for op in OPS for dt in DTYPES for shape in SHAPES]
+    found = measure_cases(cases, lambda c: _measure_row(c, l2, copy_gbps))
+    found[("CopyBandwidth",)] = {"gbps": copy_gbps}
+    return {"cases": found}
+
+
+measure.timeout = 600
+
+
+def absent():
+    """Why this commit has nothing for this module to measure (no row kernel at all), or None."""
+    import nbkernels
+
+    if any(hasattr(nbkernels, op) for op in OPS):
+        return None
+    return f"nbkernels has none of {', '.join(OPS)}"
+
+
+def prewarm_tasks():
+    return [(op, dt, shape) for op in OPS for dt in DTYPES for shape in SHAPES]
+
+
+def prewarm(task):
+    """Run one case once, so its kernels are compiled into $NBKERNELS_CACHE_DIR."""
+    import cupy
+
+    if _missing(task[0]):
+        return
+    fn, sets = _call(*task, count=1, l2=0)
+    fn(*sets[0])
+    cupy.cuda.Device().synchronize()
+
+
+class Rows(Family):
+    """``op(x, ..., out=out)`` on M x N row-major arrays; weights and bias of N."""
+
+    setup_cache = measure
+    params = (list(OPS), list(DTYPES), list(SHAPES))
+    param_names = ("op", "dtype", "shape")
+
+    def track_time(self, cache, *params):
+        return self.value(cache, params, "seconds")
+
+    track_time.unit = "seconds"
+
+    def track_gbps(self, cache, *params):
+        return self.value(cache, params, "gbps")
+
+    track_gbps.unit = "GB/s"
+
+    def track_vs_copy(self, cache, *params):
+        return self.value(cache, params, "vs_copy")
+
+    track_vs_copy.unit = "x copy bandwidth"
+
+
+class CopyBandwidth(Family):
+    """Device-to-device copy of 1 GiB (bytes read + written), the row kernels' ceiling."""
+
+    setup_cache = measure
+
+    def track_gbps(self, cache):
+        return self.value(cache, (), "gbps")
+
+    track_gbps.unit = "GB/s"
