@@ -45,7 +45,9 @@ def main(argv=None):
     args = ap.parse_args(argv)
     import importlib
 
-    from benchmarks._common import gpu_skip_reason
+    from benchmarks._common import check_installed_commit, gpu_skip_reason
+
+    check_installed_commit()
 
     present = []
     with open(args.absent or os.devnull, "w") as absent:

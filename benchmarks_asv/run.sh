@@ -141,7 +141,8 @@ for h in "${hashes[@]}"; do
     fi
     # asv replaces PYTHONPATH in the benchmark processes with ASV_PYTHONPATH: the commit's
     # install first, so it shadows this checkout's nbkernels/ if that is on the path too.
-    export ASV_PYTHONPATH="$dir/site${PYTHONPATH:+:$PYTHONPATH}" NBKERNELS_CACHE_DIR=$dir/cache
+    export ASV_PYTHONPATH="$dir/site${PYTHONPATH:+:$PYTHONPATH}" NBKERNELS_CACHE_DIR=$dir/cache \
+           NBK_ASV_SITE=$dir/site
     PYTHONPATH=$ASV_PYTHONPATH "$PYBIN" "$HERE/prewarm.py" --absent "$dir/absent" ||
         echo "run.sh: prewarm reported failures; the benchmarks will show them"
     # modules whose kernels this commit lacks altogether are left out (all n/a, ~0.3 s each)

@@ -9,6 +9,7 @@ would hold one kernel launch and the host gap in front of it instead of device t
 """
 from __future__ import annotations
 
+import functools
 import importlib.util
 import math
 from pathlib import Path
@@ -24,6 +25,23 @@ CASE_SECONDS = 0.15
 MIN_REPS, MAX_REPS = 3, 15
 
 
+def check_installed_commit():
+    """Raise unless ``import nbkernels`` finds the commit run.sh installed for this run
+    (``$NBK_ASV_SITE``): an editable install or a checkout earlier on the path would otherwise
+    be measured silently under another commit's name."""
+    import os
+
+    site = os.environ.get("NBK_ASV_SITE")
+    if not site:
+        return
+    import nbkernels
+
+    found = Path(nbkernels.__file__).resolve()
+    if not found.is_relative_to(Path(site).resolve()):
+        raise RuntimeError(f"nbkernels imported from {found}, not from the commit installed in "
+                           f"{site}: something earlier on sys.path shadows it")
+
+
 def gpu_skip_reason():
     """None on a machine with a CUDA GPU, else why every GPU benchmark reports n/a."""
     try:
@@ -35,6 +53,7 @@ def gpu_skip_reason():
     return None
 
 
+@functools.lru_cache(maxsize=None)
 def head_bench():
     """nbkernels/matmul/bench.py of this checkout (not of the commit being measured), loaded by
     path: every commit is timed by the same code, and commits before 5f5f731 have no bench.py."""

@@ -7,7 +7,7 @@ would find the kernel in memory), taken once per commit; f16 2048^3 with the def
 """
 from __future__ import annotations
 
-from ._common import Family, gpu_skip_reason, measure_cases
+from ._common import Family, check_installed_commit, gpu_skip_reason, measure_cases
 
 _CHILD = r"""
 import json, time
@@ -53,6 +53,7 @@ def _measure(_case):
 
 
 def measure(_bench=None):
+    check_installed_commit()
     why = gpu_skip_reason()
     if why:
         return {"skip": why}
