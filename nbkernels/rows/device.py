@@ -12,22 +12,38 @@ Element ``e`` of a chunk lives in buffer slot ``i`` of thread ``t``:
 * scalar mode (anything else): ``e = i * G + t``, consecutive threads read consecutive
   elements (the slower safe path for misaligned rows).
 
-Padding slots (past the chunk's end) read as ``pad`` and are never stored.
+Padding slots (past the chunk's end) hold the bits ``pad`` and are never stored.
 """
 from __future__ import annotations
 
 import math
+from types import SimpleNamespace
 
 import numpy as np
 from numba import cuda, float32, int64, uint16, uint32, uint64
 
 from ..intrinsics import convert as C
 from ..intrinsics import memory as M
+from ..intrinsics.define import define
 from ..intrinsics.warp import shfl_bfly_f32
+
+# Between a kernel's statistics pass and its output pass, each held word goes through this
+# opaque move: without it LLVM merges the two passes' identical unpacks and keeps all 32
+# float32 values alive across the reduction (bf16 rms_norm: 103 registers, 2 blocks of 256
+# per SM), which defeats holding the row as packed words.
+fresh_u32 = define("rows_fresh_u32", "mov.b32 $d, $x;", outputs=("d:u32",), inputs=("x:u32",),
+                   side_effect=True, simulate=lambda x: np.uint32(x),
+                   doc="an opaque copy of a word: the compiler must re-derive what uses it")
 
 PER_THREAD = 32  # float32 values a thread holds: 32 regs, a 16-bit row of 8192 in 256 threads
 MAX_THREADS = 512  # launch bound: ptxas may give each thread up to 128 registers
 MAX_WARPS = MAX_THREADS // 32
+
+
+def launch_bounds(words_held: int):
+    """Launch bounds for a kernel holding ``words_held`` uint32 per thread across its
+    reduction: at most 64 registers (2 blocks of 512, 4 of 256 per SM) when that fits."""
+    return (MAX_THREADS, 2) if words_held <= 16 else (MAX_THREADS,)
 ELEMENT_BYTES = {"f16": 2, "bf16": 2, "f32": 4}
 
 
@@ -45,13 +61,17 @@ def bf16_bits_sw(x):
 
 
 def make_io(kind: str, vec: bool, hw_bf16: bool, row_kind: str | None = None):
-    """``(load, store, round_to, elem)`` device functions for one element kind and mode.
+    """Device functions moving one thread's share of a chunk as raw 32-bit words.
 
-    ``load(addr, m, t, G, buf, pad)`` fills ``buf`` from the chunk at ``addr`` (``m`` valid
-    elements), ``store(addr, m, t, G, buf)`` writes the valid ones back, ``round_to(x)``
-    rounds a float32 to the kind's precision, ``elem(i, t, G)`` is slot ``i``'s element.
-    ``row_kind``: the kind whose vector layout to follow (a float32 weight beside a bf16 row
-    must put the same elements in the same slots: two 16-byte loads per bf16 vector).
+    A thread's ``PER_THREAD`` values stay in ``words(kind)`` uint32 registers in their memory
+    format (two per word for 16-bit kinds: half the registers of float32, so twice the
+    blocks fit on an SM) and are converted when used. Returns a namespace with
+    ``load(addr, m, t, G, raw, pad)`` (``pad``: bits of the value padding slots read as),
+    ``store(addr, m, t, G, raw)``, ``get(raw, i)`` (slot ``i`` as float32), ``put(raw, i, x)``
+    (round x to the kind and write slot ``i``), ``round_to(x)``, ``first(addr)`` (element 0
+    as float32) and ``elem(i, t, G)`` (slot ``i``'s element in the chunk). ``row_kind``: the
+    kind whose vector layout to follow (a float32 weight beside a bf16 row puts the same
+    elements in the same slots: two 16-byte loads per bf16 vector).
     """
     esz = ELEMENT_BYTES[kind]
     E = 16 // esz  # elements in one 16-byte access of this kind
@@ -60,88 +80,105 @@ def make_io(kind: str, vec: bool, hw_bf16: bool, row_kind: str | None = None):
         raise ValueError(f"make_io: {kind} cannot follow the layout of {row_kind}")
     V = PER_THREAD // S
     P = PER_THREAD
+    half = esz == 2
 
     if kind == "f32":
         @dev
-        def ld1(a, ok, pad):
-            v = M.ld_global_f32_if(uint64(a), uint32(ok))
-            return v if ok else pad
+        def to_f32(h):
+            return C.bits_to_f32(h)
 
         @dev
-        def st1(a, x, ok):
-            M.st_global_f32_if(uint64(a), x, uint32(ok))
-
+        def bits(x):
+            return C.f32_to_bits(x)
+    elif kind == "bf16":
         @dev
-        def round_to(x):
-            return x
+        def to_f32(h):
+            return C.bits_to_f32(uint32(h) << 16)
 
-        @dev
-        def unpack(w, buf, o):
-            for q in range(4):
-                buf[o + q] = C.bits_to_f32(w[q])
-
-        @dev
-        def pack(buf, o):
-            return (C.f32_to_bits(buf[o]), C.f32_to_bits(buf[o + 1]),
-                    C.f32_to_bits(buf[o + 2]), C.f32_to_bits(buf[o + 3]))
-    else:
-        if kind == "bf16":
+        if hw_bf16:
             @dev
-            def to_f32(h):
-                return C.bits_to_f32(uint32(h) << 16)
-
-            if hw_bf16:
-                @dev
-                def bits16(x):
-                    return C.cvt_f32_to_bf16(x)
-
-                @dev
-                def pair(lo, hi):
-                    return C.pack_bf16x2(lo, hi)
-            else:
-                @dev
-                def bits16(x):
-                    return uint16(bf16_bits_sw(x))
-
-                @dev
-                def pair(lo, hi):
-                    return uint32(bf16_bits_sw(lo) | (bf16_bits_sw(hi) << 16))
+            def bits(x):
+                return uint32(C.cvt_f32_to_bf16(x))
         else:
-            @dev
-            def to_f32(h):
-                return C.f16_bits_to_f32(uint16(h))
+            bits = bf16_bits_sw
+    else:
+        @dev
+        def to_f32(h):
+            return C.f16_bits_to_f32(uint16(h))
 
-            @dev
-            def bits16(x):
-                return C.cvt_f32_to_f16(x)
+        @dev
+        def bits(x):
+            return uint32(C.cvt_f32_to_f16(x))
 
-            @dev
-            def pair(lo, hi):
-                return C.pack_f16x2(lo, hi)
+    if half:
+        @dev
+        def get(raw, i):
+            w = raw[i // 2]
+            return to_f32(w & 0xFFFF) if i % 2 == 0 else to_f32(w >> 16)
+
+        @dev
+        def put(raw, i, x):
+            w = raw[i // 2]
+            if i % 2 == 0:
+                raw[i // 2] = uint32((w & 0xFFFF0000) | bits(x))
+            else:
+                raw[i // 2] = uint32((w & 0xFFFF) | (bits(x) << 16))
 
         @dev
         def ld1(a, ok, pad):
-            v = to_f32(M.ld_global_u16_if(uint64(a), uint32(ok)))
-            return v if ok else pad
+            return uint32(M.ld_global_u16_if(uint64(a), uint32(ok))) if ok else uint32(pad)
 
         @dev
-        def st1(a, x, ok):
-            M.st_global_u16_if(uint64(a), bits16(x), uint32(ok))
+        def st1(a, h, ok):
+            M.st_global_u16_if(uint64(a), uint16(h), uint32(ok))
 
         @dev
-        def round_to(x):
-            return to_f32(bits16(x))
+        def slot_bits(raw, i):
+            return (raw[i // 2] >> (16 * (i % 2))) & 0xFFFF
 
         @dev
-        def unpack(w, buf, o):
-            for q in range(4):
-                buf[o + 2 * q] = to_f32(uint16(w[q] & 0xFFFF))
-                buf[o + 2 * q + 1] = to_f32(uint16(w[q] >> 16))
+        def set_slot(raw, i, h):
+            if i % 2 == 0:
+                raw[i // 2] = uint32((raw[i // 2] & 0xFFFF0000) | h)
+            else:
+                raw[i // 2] = uint32((raw[i // 2] & 0xFFFF) | (h << 16))
+    else:
+        @dev
+        def get(raw, i):
+            return to_f32(raw[i])
 
         @dev
-        def pack(buf, o):
-            return (pair(buf[o], buf[o + 1]), pair(buf[o + 2], buf[o + 3]),
-                    pair(buf[o + 4], buf[o + 5]), pair(buf[o + 6], buf[o + 7]))
+        def put(raw, i, x):
+            raw[i] = bits(x)
+
+        @dev
+        def ld1(a, ok, pad):
+            return M.ld_global_u32_if(uint64(a), uint32(ok)) if ok else uint32(pad)
+
+        @dev
+        def st1(a, h, ok):
+            M.st_global_u32_if(uint64(a), uint32(h), uint32(ok))
+
+        @dev
+        def slot_bits(raw, i):
+            return raw[i]
+
+        @dev
+        def set_slot(raw, i, h):
+            raw[i] = uint32(h)
+
+    @dev
+    def round_to(x):
+        return to_f32(bits(x))
+
+    @dev
+    def refresh(raw):
+        for q in range(P * esz // 4):
+            raw[q] = fresh_u32(raw[q])
+
+    @dev
+    def first(addr):
+        return to_f32(ld1(addr, True, 0))
 
     if vec:
         @dev
@@ -149,45 +186,57 @@ def make_io(kind: str, vec: bool, hw_bf16: bool, row_kind: str | None = None):
             return ((i // S) * G + t) * S + i % S
 
         @dev
-        def load(addr, m, t, G, buf, pad):
+        def load(addr, m, t, G, raw, pad):
             for j in range(V):
                 e0 = (j * G + t) * S
                 if e0 + S <= m:
                     for q in range(S // E):
-                        unpack(M.ld_global_v4(uint64(addr + (e0 + q * E) * esz)), buf,
-                               j * S + q * E)
+                        w = M.ld_global_v4(uint64(addr + (e0 + q * E) * esz))
+                        base = (j * S + q * E) * esz // 4
+                        raw[base] = w[0]
+                        raw[base + 1] = w[1]
+                        raw[base + 2] = w[2]
+                        raw[base + 3] = w[3]
                 else:
                     for k in range(S):
-                        buf[j * S + k] = ld1(addr + (e0 + k) * esz, e0 + k < m, pad)
+                        set_slot(raw, j * S + k, ld1(addr + (e0 + k) * esz, e0 + k < m, pad))
 
         @dev
-        def store(addr, m, t, G, buf):
+        def store(addr, m, t, G, raw):
             for j in range(V):
                 e0 = (j * G + t) * S
                 if e0 + S <= m:
                     for q in range(S // E):
-                        M.st_global_v4(uint64(addr + (e0 + q * E) * esz), pack(buf, j * S + q * E))
+                        base = (j * S + q * E) * esz // 4
+                        M.st_global_v4(uint64(addr + (e0 + q * E) * esz),
+                                       (raw[base], raw[base + 1], raw[base + 2], raw[base + 3]))
                 else:
                     for k in range(S):
-                        st1(addr + (e0 + k) * esz, buf[j * S + k], e0 + k < m)
+                        st1(addr + (e0 + k) * esz, slot_bits(raw, j * S + k), e0 + k < m)
     else:
         @dev
         def elem(i, t, G):
             return i * G + t
 
         @dev
-        def load(addr, m, t, G, buf, pad):
+        def load(addr, m, t, G, raw, pad):
             for i in range(P):
                 e = i * G + t
-                buf[i] = ld1(addr + e * esz, e < m, pad)
+                set_slot(raw, i, ld1(addr + e * esz, e < m, pad))
 
         @dev
-        def store(addr, m, t, G, buf):
+        def store(addr, m, t, G, raw):
             for i in range(P):
                 e = i * G + t
-                st1(addr + e * esz, buf[i], e < m)
+                st1(addr + e * esz, slot_bits(raw, i), e < m)
 
-    return load, store, round_to, elem
+    return SimpleNamespace(load=load, store=store, get=get, put=put, round_to=round_to,
+                           first=first, elem=elem, refresh=refresh, words=P * esz // 4)
+
+
+def words(kind: str) -> int:
+    """uint32 registers holding one thread's PER_THREAD values of ``kind``."""
+    return PER_THREAD * ELEMENT_BYTES[kind] // 4
 
 
 @dev
@@ -254,3 +303,4 @@ def locate(phase, G, chunks):
 
 
 NEG_INF = np.float32(-np.inf)
+PAD_NEG_INF = {"f32": 0xFF800000, "bf16": 0xFF80, "f16": 0xFC00}  # -inf bits of each kind

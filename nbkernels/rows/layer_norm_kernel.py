@@ -7,12 +7,13 @@ import functools
 import math
 
 import numpy as np
-from numba import cuda, float32, int64, types
+from numba import cuda, float32, int64, types, uint32
 
 from ..intrinsics import memory as M
 from . import host
 from .config import for_arch
-from .device import ELEMENT_BYTES, MAX_WARPS, PER_THREAD, group_sum, locate, make_io
+from .device import (ELEMENT_BYTES, MAX_WARPS, PER_THREAD, group_sum, launch_bounds, locate,
+                     make_io)
 
 NSTAT = 2  # per chunk: mean and sum of squared deviations (combined exactly, Chan et al.)
 
@@ -33,11 +34,15 @@ def layer_norm_ref(x, weight=None, bias=None, eps=1e-5):
 @functools.lru_cache(maxsize=None)
 def build(kind: str, wkind: str, bkind: str, vec: bool, hw_bf16: bool, has_w: bool,
           has_b: bool):
-    load, store, _, elem = make_io(kind, vec, hw_bf16)
-    wload = make_io(wkind, vec, hw_bf16, kind)[0]
-    bload = make_io(bkind, vec, hw_bf16, kind)[0]
+    io = make_io(kind, vec, hw_bf16)
+    wio = make_io(wkind, vec, hw_bf16, kind)
+    bio = make_io(bkind, vec, hw_bf16, kind)
+    load, store, get, put, elem, first = io.load, io.store, io.get, io.put, io.elem, io.first
+    refresh = io.refresh
+    wload, wget, bload, bget = wio.load, wio.get, bio.load, bio.get
     P, esz = PER_THREAD, ELEMENT_BYTES[kind]
     wsz, bsz = ELEMENT_BYTES[wkind], ELEMENT_BYTES[bkind]
+    NW, WW, BW = io.words, wio.words, bio.words
     zero = float32(0)
 
     @cuda.jit
@@ -49,8 +54,16 @@ def build(kind: str, wkind: str, bkind: str, vec: bool, hw_bf16: bool, has_w: bo
         cap = G * P
         c0 = c * cap
         m = min(n - c0, cap)
-        buf = cuda.local.array(P, float32)
-        load(int64(M.gmem_addr(X, 0)) + (row * sx + c0) * esz, m, t, G, buf, zero)
+        raw = cuda.local.array(NW, uint32)
+        wraw = cuda.local.array(WW, uint32)
+        braw = cuda.local.array(BW, uint32)
+        xrow = int64(M.gmem_addr(X, 0)) + row * sx * esz
+        if phase != 1:  # issued before the reductions: their latency overlaps the row's
+            if has_w:
+                wload(int64(M.gmem_addr(W, 0)) + c0 * wsz, m, t, G, wraw, 0)
+            if has_b:
+                bload(int64(M.gmem_addr(B, 0)) + c0 * bsz, m, t, G, braw, 0)
+        load(xrow + c0 * esz, m, t, G, raw, 0)
         if phase == 2:
             # chunk i holds cnt_i elements with mean_i and M2_i; the row's mean is the
             # count-weighted mean and M2 = sum(M2_i + cnt_i * (mean_i - mean)^2)
@@ -64,13 +77,16 @@ def build(kind: str, wkind: str, bkind: str, vec: bool, hw_bf16: bool, has_w: bo
                 d += WS[2 * (row * chunks + i) + 1] + float32(min(n - i * cap, cap)) * dm * dm
             m2 = group_sum(d, G, red, 3)
         else:
+            # sums of x - x0 (x0: the row's first element): a row of equal values gets its
+            # mean exactly, so (x - mean) is exactly 0 and the output exactly the bias
+            x0 = first(xrow)
             s = zero
             for i in range(P):
-                s += buf[i]
-            mean = group_sum(s, G, red, 0) / float32(m)
+                s += get(raw, i) - x0 if elem(i, t, G) < m else zero
+            mean = x0 + group_sum(s, G, red, 0) / float32(m)
             d = zero
             for i in range(P):
-                dv = buf[i] - mean
+                dv = get(raw, i) - mean
                 d += dv * dv if elem(i, t, G) < m else zero
             m2 = group_sum(d, G, red, 1)
             if phase == 1:
@@ -79,21 +95,18 @@ def build(kind: str, wkind: str, bkind: str, vec: bool, hw_bf16: bool, has_w: bo
                     WS[2 * (row * chunks + c) + 1] = m2
                 return
         rstd = float32(1) / math.sqrt(m2 / float32(n) + eps)
+        refresh(raw)
         for i in range(P):
-            buf[i] = (buf[i] - mean) * rstd
-        if has_w:
-            wb = cuda.local.array(P, float32)
-            wload(int64(M.gmem_addr(W, 0)) + c0 * wsz, m, t, G, wb, zero)
-            for i in range(P):
-                buf[i] *= wb[i]
-        if has_b:
-            bb = cuda.local.array(P, float32)
-            bload(int64(M.gmem_addr(B, 0)) + c0 * bsz, m, t, G, bb, zero)
-            for i in range(P):
-                buf[i] += bb[i]
-        store(int64(M.gmem_addr(Y, 0)) + (row * sy + c0) * esz, m, t, G, buf)
+            y = (get(raw, i) - mean) * rstd
+            if has_w:
+                y *= wget(wraw, i)
+            if has_b:
+                y += bget(braw, i)
+            put(raw, i, y)
+        store(int64(M.gmem_addr(Y, 0)) + (row * sy + c0) * esz, m, t, G, raw)
 
-    layer_norm_kernel.nbk_launch_bounds = (512,)
+    layer_norm_kernel.nbk_launch_bounds = launch_bounds(NW + (WW if has_w else 0) +
+                                                        (BW if has_b else 0))
     return layer_norm_kernel
 
 

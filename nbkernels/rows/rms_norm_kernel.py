@@ -7,12 +7,13 @@ import math
 from collections import namedtuple
 
 import numpy as np
-from numba import cuda, float32, int64, types
+from numba import cuda, float32, int64, types, uint32
 
 from ..errors import NbkernelsError
 from ..intrinsics import memory as M
 from . import host
-from .device import ELEMENT_BYTES, MAX_WARPS, PER_THREAD, group_sum, locate, make_io
+from .device import (ELEMENT_BYTES, MAX_WARPS, PER_THREAD, group_sum, launch_bounds, locate,
+                     make_io)
 
 NormWithResidual = namedtuple("NormWithResidual", ["out", "residual"])
 NSTAT = 1  # partial sum of squares per chunk
@@ -34,9 +35,11 @@ def rms_norm_ref(x, weight, eps=1e-6, residual=None):
 
 @functools.lru_cache(maxsize=None)
 def build(kind: str, wkind: str, vec: bool, hw_bf16: bool, resid: bool):
-    load, store, round_to, _ = make_io(kind, vec, hw_bf16)
-    wload = make_io(wkind, vec, hw_bf16, kind)[0]
-    P, esz, wsz = PER_THREAD, ELEMENT_BYTES[kind], ELEMENT_BYTES[wkind]
+    io = make_io(kind, vec, hw_bf16)
+    wio = make_io(wkind, vec, hw_bf16, kind)
+    load, store, get, put, refresh = io.load, io.store, io.get, io.put, io.refresh
+    wload, wget = wio.load, wio.get
+    P, esz, wsz, NW, WW = PER_THREAD, ELEMENT_BYTES[kind], ELEMENT_BYTES[wkind], io.words, wio.words
     zero = float32(0)
 
     @cuda.jit
@@ -47,17 +50,20 @@ def build(kind: str, wkind: str, vec: bool, hw_bf16: bool, resid: bool):
             return
         c0 = c * G * P
         m = min(n - c0, G * P)
-        buf = cuda.local.array(P, float32)
+        raw = cuda.local.array(NW, uint32)
+        wraw = cuda.local.array(WW, uint32)
+        if phase != 1:  # issued before the reduction: its latency overlaps the row's
+            wload(int64(M.gmem_addr(W, 0)) + c0 * wsz, m, t, G, wraw, 0)
         if resid and phase == 2:  # the finishing pass reads back the stored h
-            load(int64(M.gmem_addr(H, 0)) + (row * sh + c0) * esz, m, t, G, buf, zero)
+            load(int64(M.gmem_addr(H, 0)) + (row * sh + c0) * esz, m, t, G, raw, 0)
         else:
-            load(int64(M.gmem_addr(X, 0)) + (row * sx + c0) * esz, m, t, G, buf, zero)
+            load(int64(M.gmem_addr(X, 0)) + (row * sx + c0) * esz, m, t, G, raw, 0)
             if resid:
-                rb = cuda.local.array(P, float32)
-                load(int64(M.gmem_addr(R, 0)) + (row * sr + c0) * esz, m, t, G, rb, zero)
+                rraw = cuda.local.array(NW, uint32)
+                load(int64(M.gmem_addr(R, 0)) + (row * sr + c0) * esz, m, t, G, rraw, 0)
                 for i in range(P):
-                    buf[i] = round_to(buf[i] + rb[i])
-                store(int64(M.gmem_addr(H, 0)) + (row * sh + c0) * esz, m, t, G, buf)
+                    put(raw, i, get(raw, i) + get(rraw, i))  # h, rounded to x's dtype
+                store(int64(M.gmem_addr(H, 0)) + (row * sh + c0) * esz, m, t, G, raw)
         if phase == 2:
             ss = zero
             for i in range(t, chunks, G):
@@ -66,20 +72,20 @@ def build(kind: str, wkind: str, vec: bool, hw_bf16: bool, resid: bool):
         else:
             ss = zero
             for i in range(P):
-                ss += buf[i] * buf[i]
+                v = get(raw, i)
+                ss += v * v
             ss = group_sum(ss, G, red, 0)
             if phase == 1:
                 if t == 0:
                     WS[row * chunks + c] = ss
                 return
         inv = float32(1) / math.sqrt(ss / float32(n) + eps)
-        wb = cuda.local.array(P, float32)
-        wload(int64(M.gmem_addr(W, 0)) + c0 * wsz, m, t, G, wb, zero)
+        refresh(raw)
         for i in range(P):
-            buf[i] = buf[i] * inv * wb[i]
-        store(int64(M.gmem_addr(Y, 0)) + (row * sy + c0) * esz, m, t, G, buf)
+            put(raw, i, get(raw, i) * inv * wget(wraw, i))
+        store(int64(M.gmem_addr(Y, 0)) + (row * sy + c0) * esz, m, t, G, raw)
 
-    rms_norm_kernel.nbk_launch_bounds = (512,)
+    rms_norm_kernel.nbk_launch_bounds = launch_bounds(NW + WW)
     return rms_norm_kernel
 
 

@@ -7,14 +7,14 @@ import functools
 import math
 
 import numpy as np
-from numba import cuda, float32, int64, types
+from numba import cuda, float32, int64, types, uint32
 
 from ..errors import NbkernelsError
 from ..intrinsics import memory as M
 from . import host
 from .config import for_arch
-from .device import (ELEMENT_BYTES, MAX_WARPS, NEG_INF, PER_THREAD, group_max, group_sum,
-                     locate, make_io)
+from .device import (ELEMENT_BYTES, MAX_WARPS, NEG_INF, PAD_NEG_INF, PER_THREAD, group_max,
+                     group_sum, launch_bounds, locate, make_io)
 
 NSTAT = 2  # per chunk: max and sum of exp(x - max)
 
@@ -28,8 +28,9 @@ def softmax_ref(x, axis=-1):
 
 @functools.lru_cache(maxsize=None)
 def build(kind: str, vec: bool, hw_bf16: bool):
-    load, store, _, _ = make_io(kind, vec, hw_bf16)
-    P, esz = PER_THREAD, ELEMENT_BYTES[kind]
+    io = make_io(kind, vec, hw_bf16)
+    load, store, get, put, refresh = io.load, io.store, io.get, io.put, io.refresh
+    P, esz, NW, pad = PER_THREAD, ELEMENT_BYTES[kind], io.words, PAD_NEG_INF[kind]
     zero = float32(0)
 
     @cuda.jit
@@ -40,8 +41,8 @@ def build(kind: str, vec: bool, hw_bf16: bool):
             return
         c0 = c * G * P
         m = min(n - c0, G * P)
-        buf = cuda.local.array(P, float32)
-        load(int64(M.gmem_addr(X, 0)) + (row * sx + c0) * esz, m, t, G, buf, NEG_INF)
+        raw = cuda.local.array(NW, uint32)
+        load(int64(M.gmem_addr(X, 0)) + (row * sx + c0) * esz, m, t, G, raw, pad)
         if phase == 2:
             mx = NEG_INF
             for i in range(t, chunks, G):
@@ -56,27 +57,24 @@ def build(kind: str, vec: bool, hw_bf16: bool):
         else:
             mx = NEG_INF
             for i in range(P):
-                mx = max(mx, buf[i])
+                mx = max(mx, get(raw, i))
             mx = group_max(mx, G, red, 0)
             s = zero
-            for i in range(P):
-                buf[i] = math.exp(buf[i] - mx)
-                s += buf[i]
+            for i in range(P):  # padding slots are -inf: exp gives 0
+                s += math.exp(get(raw, i) - mx)
             s = group_sum(s, G, red, 1)
             if phase == 1:
                 if t == 0:
                     WS[2 * (row * chunks + c)] = mx
                     WS[2 * (row * chunks + c) + 1] = s
                 return
-        if phase == 2:
-            for i in range(P):
-                buf[i] = math.exp(buf[i] - mx)
         inv = float32(1) / s
-        for i in range(P):
-            buf[i] *= inv
-        store(int64(M.gmem_addr(Y, 0)) + (row * sy + c0) * esz, m, t, G, buf)
+        refresh(raw)
+        for i in range(P):  # exp again rather than keep 32 float32 registers per thread
+            put(raw, i, math.exp(get(raw, i) - mx) * inv)
+        store(int64(M.gmem_addr(Y, 0)) + (row * sy + c0) * esz, m, t, G, raw)
 
-    softmax_kernel.nbk_launch_bounds = (512,)
+    softmax_kernel.nbk_launch_bounds = launch_bounds(NW)
     return softmax_kernel
 
 

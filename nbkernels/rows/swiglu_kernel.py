@@ -6,13 +6,13 @@ import functools
 import math
 
 import numpy as np
-from numba import cuda, float32, int64, types
+from numba import cuda, float32, int64, types, uint32
 
 from ..errors import NbkernelsError
 from ..intrinsics import memory as M
 from . import host
 from .config import for_arch
-from .device import ELEMENT_BYTES, PER_THREAD, locate, make_io
+from .device import ELEMENT_BYTES, PER_THREAD, launch_bounds, locate, make_io
 
 
 def swiglu_ref(gate, up=None):
@@ -27,9 +27,10 @@ def swiglu_ref(gate, up=None):
 
 @functools.lru_cache(maxsize=None)
 def build(kind: str, vec: bool, hw_bf16: bool):
-    load, store, _, _ = make_io(kind, vec, hw_bf16)
-    P, esz = PER_THREAD, ELEMENT_BYTES[kind]
-    zero, one = float32(0), float32(1)
+    io = make_io(kind, vec, hw_bf16)
+    load, store, get, put = io.load, io.store, io.get, io.put
+    P, esz, NW = PER_THREAD, ELEMENT_BYTES[kind], io.words
+    one = float32(1)
 
     @cuda.jit
     def swiglu_kernel(Gt, U, Y, n, rows, sg, su, sy, phase, G, chunks):
@@ -38,15 +39,16 @@ def build(kind: str, vec: bool, hw_bf16: bool):
             return
         c0 = c * G * P
         m = min(n - c0, G * P)
-        g = cuda.local.array(P, float32)
-        u = cuda.local.array(P, float32)
-        load(int64(M.gmem_addr(Gt, 0)) + (row * sg + c0) * esz, m, t, G, g, zero)
-        load(int64(M.gmem_addr(U, 0)) + (row * su + c0) * esz, m, t, G, u, zero)
+        g = cuda.local.array(NW, uint32)
+        u = cuda.local.array(NW, uint32)
+        load(int64(M.gmem_addr(Gt, 0)) + (row * sg + c0) * esz, m, t, G, g, 0)
+        load(int64(M.gmem_addr(U, 0)) + (row * su + c0) * esz, m, t, G, u, 0)
         for i in range(P):
-            g[i] = g[i] / (one + math.exp(-g[i])) * u[i]
+            x = get(g, i)
+            put(g, i, x / (one + math.exp(-x)) * get(u, i))
         store(int64(M.gmem_addr(Y, 0)) + (row * sy + c0) * esz, m, t, G, g)
 
-    swiglu_kernel.nbk_launch_bounds = (512,)
+    swiglu_kernel.nbk_launch_bounds = launch_bounds(2 * NW)
     return swiglu_kernel
 
 
