@@ -1,0 +1,106 @@
+"""Row kernels on a GPU: CuPy, torch and NumPy arrays, every op x dtype, sizes up to rows of
+2^20 elements, each layout and variant, repeat calls (the replay path), streams, in place."""
+import itertools
+
+import numpy as np
+import pytest
+
+from .row_cases import DTYPES, mismatch, run_case, to_numpy
+
+pytestmark = pytest.mark.gpu
+
+OPS = ("rms_norm", "rms_norm_residual", "layer_norm", "softmax", "swiglu", "swiglu_packed")
+SHAPES = [(5, 122), (1000, 1024), (130, 4096), (7, 12290), (3, 65536), (2, 1 << 20)]
+CASES = [(op, dt, s, "contig", None, None)
+         for op, dt, s in itertools.product(OPS, DTYPES, SHAPES)]
+CASES += [(op, dt, (37, 3000), lay, None, var)
+          for op, dt, lay, var in itertools.product(
+              OPS, ("bfloat16", "float32"), ("rowstride", "misaligned", "transposed"),
+              (None, "split256"))]
+CASES += [("softmax", dt, (64, 5000), "contig", sp, var)
+          for dt, sp, var in itertools.product(DTYPES, ("big", "nonfinite"), (None, "split256"))]
+CASES += [(op, "float32", (64, 3000), "contig", sp, None)
+          for op, sp in itertools.product(("rms_norm", "layer_norm", "swiglu"),
+                                          ("nonfinite", "equal"))]
+
+
+def _fw(fw):
+    if fw == "cupy":
+        pytest.importorskip("cupy")
+    if fw == "torch":
+        torch = pytest.importorskip("torch")
+        if not torch.cuda.is_available():
+            pytest.skip("torch without CUDA")
+
+
+@pytest.mark.parametrize("case", CASES, ids=str)
+def test_cupy(case):
+    _fw("cupy")
+    fails = run_case(case, np.random.default_rng(), "cupy")
+    assert not fails, "\n".join(fails[:10])
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c[2][0] * c[2][1] <= 1 << 22], ids=str)
+def test_torch(case):
+    _fw("torch")
+    fails = run_case(case, np.random.default_rng(), "torch")
+    assert not fails, "\n".join(fails[:10])
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c[3] == "contig"][::5], ids=str)
+def test_numpy_round_trip(case):
+    fails = run_case(case, np.random.default_rng(), "numpy")
+    assert not fails, "\n".join(fails[:10])
+
+
+@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("shape", [(1, 4096), (64, 4096), (3, 40000)])
+def test_repeat_calls_replay_with_new_data(op, shape):
+    """The second and later calls take the replay path; each must see its own inputs."""
+    _fw("cupy")
+    rng = np.random.default_rng()
+    for _ in range(3):
+        for with_out in (True, False):
+            fails = run_case((op, "bfloat16", shape, "contig", None, None), rng, "cupy",
+                             with_out=with_out)
+            assert not fails, "\n".join(fails[:10])
+
+
+def test_in_place_and_stream():
+    cupy = pytest.importorskip("cupy")
+    import nbkernels
+    from nbkernels.rows import rms_norm_ref, softmax_ref
+
+    rng = np.random.default_rng()
+    xh = rng.standard_normal((300, 2048)).astype(np.float16)
+    wh = rng.standard_normal(2048).astype(np.float16)
+    s = cupy.cuda.Stream(non_blocking=True)
+    with s:
+        x, w = cupy.asarray(xh), cupy.asarray(wh)
+    y = nbkernels.softmax(x, out=x, stream=s)
+    s.synchronize()
+    assert y is x
+    assert mismatch("softmax in place", x.get(), softmax_ref(xh), "float16") is None
+    x = cupy.asarray(xh)
+    r = cupy.asarray(xh[::-1].copy())
+    res = nbkernels.rms_norm(x, w, residual=r, out=x, residual_out=r)
+    want_y, want_h = rms_norm_ref(xh, wh, residual=xh[::-1].copy())
+    assert res.out is x and res.residual is r
+    assert mismatch("rms_norm in place", x.get(), want_y, "float16") is None
+    assert mismatch("residual in place", r.get(), want_h.astype(np.float64), "float16") is None
+
+
+def test_softmax_other_axis_torch():
+    _fw("torch")
+    import torch
+
+    import nbkernels
+    from nbkernels.rows import softmax_ref
+
+    x = torch.randn(33, 17, 9, device="cuda", dtype=torch.bfloat16)
+    for axis in (0, 1, -1):
+        got = nbkernels.softmax(x, axis=axis)
+        assert got.shape == x.shape and got.dtype == x.dtype
+        m = mismatch(f"axis {axis}", to_numpy(got).swapaxes(axis, -1),
+                     softmax_ref(to_numpy(x), axis).swapaxes(axis, -1), "bfloat16")
+        assert m is None, m
