@@ -77,6 +77,8 @@ def swiglu(gate, up=None, *, out=None, stream=None, config=None):
         if rep is not None:
             return rep(named, ptrs, {}, stream)
     if host.needs_device_copy(gate, up, out):
+        if up is None:  # split the host array here: device copies of the halves follow
+            gate, up, _ = _halves(gate)
         return host.via_device(lambda gate, up: swiglu(gate, up, config=config),
                                {"gate": gate, "up": up}, {"out": out})
     call = host.Call("swiglu", stream)
