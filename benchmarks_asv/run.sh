@@ -75,14 +75,14 @@ if ! command -v git >/dev/null; then
     git --version
 fi
 
-# The repository: this checkout, or (on a machine that received the tree without .git) a
-# clone of the carried bundle.
-if [ -e "$ROOT/.git" ]; then
-    REPO=$ROOT
-elif [ -f "$HERE/bundle/nbkernels.bundle" ]; then
+# The repository: a clone of the carried bundle, or this checkout.
+# A carried bundle wins: the lent machine's tree may hold a .git from an older checkout.
+if [ -f "$HERE/bundle/nbkernels.bundle" ]; then
     REPO=$WORK/repo.git
     rm -rf "$REPO"
     git clone -q --mirror "$HERE/bundle/nbkernels.bundle" "$REPO"  # bare, with refs/heads/main
+elif [ -e "$ROOT/.git" ]; then
+    REPO=$ROOT
 else
     echo "run.sh: $ROOT has no .git and there is no bundle/nbkernels.bundle (run.sh --bundle)" >&2
     exit 1
