@@ -8,8 +8,11 @@ rows = ["| intrinsic | call | returns | PTX | min arch | min PTX ISA | SASS | no
         "| --- | --- | --- | --- | --- | --- | --- | --- |"]
 for n in SHIPPED:
     s = REGISTRY[n].spec
-    ret = ", ".join(f"{o.count} x {o.type}" if o.count > 1 else str(o.type) for o in s.outputs)
-    flags = [f for f, on in (("warp-collective", s.convergent), ("memory", s.memory)) if on]
+    ret = ", ".join(f"{s.shape_var.describe()} x {o.type}" if o.variable
+                    else f"{o.count} x {o.type}" if o.count > 1 else str(o.type)
+                    for o in s.outputs)
+    group = "warpgroup-collective" if s.sim_group == 128 else "warp-collective"
+    flags = [f for f, on in ((group, s.convergent), ("memory", s.memory)) if on]
     rows.append(f"| `{n}` | `{n}({', '.join(python_params(s))})` | {ret or '-'} | "
                 f"`{s.ptx_name}` | {s.min_arch} | {s.min_ptx[0]}.{s.min_ptx[1]} | "
                 f"{', '.join(s.sass) or '-'} | {', '.join(flags)} |")

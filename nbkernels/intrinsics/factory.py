@@ -23,7 +23,8 @@ from .spec import Element, InstructionSpec, Operand
 #: Every intrinsic built so far, by public name (the shipped set and user definitions).
 REGISTRY: dict[str, "PtxIntrinsic"] = {}
 
-_OPERAND_RE = re.compile(r"\$([A-Za-z_]\w*)(?:\.(\d+))?")
+# $name, $name.k, or ${name} where letters follow (the N of "m64n${N}k16")
+_OPERAND_RE = re.compile(r"\$(?:\{([A-Za-z_]\w*)\}|([A-Za-z_]\w*)(?:\.(\d+))?)")
 
 
 # ---------------------------------------------------------------------------------------
@@ -40,10 +41,20 @@ def python_params(spec: InstructionSpec) -> list[str]:
     return names
 
 
-def _return_type(spec: InstructionSpec):
-    outs = [
-        op.type if op.count == 1 else types.UniTuple(op.type, op.count) for op in spec.outputs
-    ]
+def operand_count(spec: InstructionSpec, op: Operand, shape=None) -> int:
+    """Registers of ``op``; for a shape-variable operand, at the shape value ``shape``."""
+    if not op.variable:
+        return op.count
+    if shape is None:
+        raise IntrinsicUsageError(f"{spec.name}: operand '{op.name}' needs a shape value")
+    return shape // spec.shape_var.divisor
+
+
+def _return_type(spec: InstructionSpec, shape=None):
+    outs = []
+    for op in spec.outputs:
+        n = operand_count(spec, op, shape)
+        outs.append(op.type if n == 1 and not op.variable else types.UniTuple(op.type, n))
     if not outs:
         return types.void
     if len(outs) == 1:
@@ -65,8 +76,35 @@ def _scalar_ok(op: Operand, ty) -> bool:
     return isinstance(ty, (types.Integer, types.Boolean))
 
 
+def _variable_length(spec, op: Operand, ty):
+    """The shape value a tuple argument of a shape-variable operand selects."""
+    var = spec.shape_var
+    allowed = sorted({v // var.divisor for v in var.values})
+    length = len(ty) if isinstance(ty, types.BaseTuple) else None
+    shape = var.value_for(length) if length is not None else None
+    if shape is None:
+        raise _usage(
+            spec, f"argument '{op.name}' must be a tuple of {var.describe()} x {op.type} "
+            f"({var.name} in {_ranges(var.values)}: lengths {_ranges(allowed)}), got {ty}")
+    return shape
+
+
+def _ranges(values) -> str:
+    """``8..256 step 8`` for an arithmetic run, else the list."""
+    v = list(values)
+    if len(v) > 2 and all(b - a == v[1] - v[0] for a, b in zip(v, v[1:])):
+        return f"{v[0]}..{v[-1]} step {v[1] - v[0]}"
+    return ", ".join(map(str, v))
+
+
 def _type_operand(spec, op: Operand, ty):
     kind = "an integer" if isinstance(op.type, types.Integer) else "a number"
+    if op.variable:
+        count = operand_count(spec, op, _variable_length(spec, op, ty))
+        for i, elt in enumerate(ty):
+            if not _scalar_ok(op, elt):
+                raise _usage(spec, f"argument '{op.name}[{i}]' must be {kind} ({op.type}), got {elt}")
+        return types.UniTuple(op.type, count)
     if op.count == 1:
         if not _scalar_ok(op, ty):
             raise _usage(spec, f"argument '{op.name}' must be {kind} ({op.type}), got {ty}")
@@ -113,9 +151,17 @@ def _make_typer(spec: InstructionSpec, codegen):
             )
         sig_args = []
         it = iter(args)
+        shape = None
         for op in spec.inputs:
             if isinstance(op, Operand):
-                sig_args.append(_type_operand(spec, op, next(it)))
+                ty = next(it)
+                if op.variable:
+                    value = _variable_length(spec, op, ty)
+                    if shape is not None and value != shape:
+                        raise _usage(spec, f"argument '{op.name}' selects {spec.shape_var.name}="
+                                     f"{value}, but an earlier argument selected {shape}")
+                    shape = value
+                sig_args.append(_type_operand(spec, op, ty))
             elif isinstance(op, Element):
                 sig_args.extend(_type_element(spec, op, next(it), next(it)))
             else:
@@ -131,7 +177,7 @@ def _make_typer(spec: InstructionSpec, codegen):
                         spec, f"argument '{op.name}' must be one of {allowed}, got {ty.literal_value}"
                     )
                 sig_args.append(ty)
-        return _return_type(spec)(*sig_args), codegen
+        return _return_type(spec, shape)(*sig_args), codegen
 
     typer.__name__ = spec.name
     typer.__qualname__ = spec.name
@@ -203,7 +249,7 @@ def render_template(spec: InstructionSpec, numbers: dict, consts: dict) -> str:
     """Substitute operand numbers and constants into the PTX template."""
 
     def sub(m):
-        name, part = m.group(1), m.group(2)
+        name, part = m.group(1) or m.group(2), m.group(3)
         if name in consts:
             return str(consts[name])
         if name not in numbers:
@@ -218,33 +264,58 @@ def render_template(spec: InstructionSpec, numbers: dict, consts: dict) -> str:
     return _OPERAND_RE.sub(sub, spec.ptx.replace("$$", "\0")).replace("\0", "$$")
 
 
+def _shape_of_call(spec: InstructionSpec, sig):
+    """The shape value a typed call selected (None for specs without a shape variable)."""
+    if spec.shape_var is None:
+        return None
+    k = 0
+    for op in spec.inputs:
+        if isinstance(op, Operand) and op.variable:
+            return spec.shape_var.value_for(len(sig.args[k]))
+        k += 2 if isinstance(op, Element) else 1
+    raise IntrinsicUsageError(f"{spec.name}: no argument gives {spec.shape_var.name}")
+
+
 def _make_codegen(spec: InstructionSpec):
     def codegen(context, builder, sig, args):
         check_target(spec)
+        shape = _shape_of_call(spec, sig)
         numbers, consts = {}, {}
+        if shape is not None:
+            consts[spec.shape_var.name] = shape
         constraints, values, out_types = [], [], []
         n = 0
         for op in spec.outputs:
-            numbers[op.name] = (list(range(n, n + op.count)), op.braced)
-            n += op.count
-            constraints += ["=" + op.constraint] * op.count
-            out_types += [_llvm_type(context, op.type)] * op.count
+            count = operand_count(spec, op, shape)
+            numbers[op.name] = (list(range(n, n + count)), op.braced or op.variable)
+            n += count
+            constraints += ["=" + op.constraint] * count
+            out_types += [_llvm_type(context, op.type)] * count
         argi = 0
         for op in spec.inputs:
             if isinstance(op, Operand):
                 ty, val = sig.args[argi], args[argi]
                 argi += 1
-                if op.count == 1:
+                count = operand_count(spec, op, shape)
+                if count == 1 and not isinstance(ty, types.BaseTuple):
                     vals = [context.cast(builder, val, ty, op.type)]
                 else:
                     vals = [
                         context.cast(builder, builder.extract_value(val, i), ty[i], op.type)
-                        for i in range(op.count)
+                        for i in range(count)
                     ]
-                numbers[op.name] = (list(range(n, n + op.count)), op.braced)
-                n += op.count
-                constraints += [op.constraint] * op.count
                 values += vals
+                if op.tied_to:
+                    # Read-modify-write ("+f" in CUDA C): the input is bound to the output's
+                    # registers by matching constraints; it still takes operand numbers, but
+                    # the template names the registers through the output.
+                    regs = numbers[op.tied_to][0]
+                    numbers[op.name] = numbers[op.tied_to]
+                    constraints += [str(r) for r in regs]
+                else:
+                    numbers[op.name] = (list(range(n, n + count)), op.braced or op.variable)
+                    constraints += [op.constraint] * count
+                n += count
             elif isinstance(op, Element):
                 addr = _element_pointer(
                     context, builder, sig.args[argi], sig.args[argi + 1], args[argi], args[argi + 1]
@@ -279,18 +350,19 @@ def _make_codegen(spec: InstructionSpec):
 def _pack_result(context, builder, rettype, spec, res, nregs):
     if nregs == 0:
         return context.get_dummy_value()
-    if nregs == 1:
+    if nregs == 1 and not isinstance(rettype, types.BaseTuple):
         return res
-    regs = [builder.extract_value(res, i) for i in range(nregs)]
+    regs = [res] if nregs == 1 else [builder.extract_value(res, i) for i in range(nregs)]
     if len(spec.outputs) == 1:
         return context.make_tuple(builder, rettype, regs)
     parts, k = [], 0
-    for op, ty in zip(spec.outputs, rettype):
-        if op.count == 1:
-            parts.append(regs[k])
+    for ty in rettype:
+        if isinstance(ty, types.BaseTuple):
+            parts.append(context.make_tuple(builder, ty, regs[k : k + len(ty)]))
+            k += len(ty)
         else:
-            parts.append(context.make_tuple(builder, ty, regs[k : k + op.count]))
-        k += op.count
+            parts.append(regs[k])
+            k += 1
     return context.make_tuple(builder, rettype, parts)
 
 
@@ -335,6 +407,26 @@ class PtxIntrinsic(_Intrinsic):
 _build_lock = threading.Lock()
 
 
+def _check_spec(spec: InstructionSpec):
+    """Structural errors of a spec, raised when it is built rather than when a kernel uses it."""
+    outs = {op.name: op for op in spec.outputs}
+    variable = [op for op in spec.outputs + spec.inputs if isinstance(op, Operand) and op.variable]
+    if variable and spec.shape_var is None:
+        raise IntrinsicUsageError(f"{spec.name}: operands {[o.name for o in variable]} have a "
+                                  "variable count but the spec declares no shape_var")
+    if any(op.count != spec.shape_var.name for op in variable):
+        raise IntrinsicUsageError(f"{spec.name}: variable counts must name {spec.shape_var.name!r}")
+    if variable and not any(op.variable for op in spec.inputs if isinstance(op, Operand)):
+        raise IntrinsicUsageError(f"{spec.name}: no input operand gives {spec.shape_var.name}")
+    for op in spec.inputs:
+        if isinstance(op, Operand) and op.tied_to:
+            out = outs.get(op.tied_to)
+            if out is None or out.type != op.type or out.count != op.count:
+                raise IntrinsicUsageError(
+                    f"{spec.name}: input '{op.name}' is tied to '{op.tied_to}', which must be an "
+                    "output of the same type and count")
+
+
 def build(spec: InstructionSpec) -> PtxIntrinsic:
     """Generate the intrinsic for ``spec`` and register it under ``spec.name``."""
     with _build_lock:
@@ -344,6 +436,7 @@ def build(spec: InstructionSpec) -> PtxIntrinsic:
             raise IntrinsicUsageError(
                 f"define: an intrinsic named '{spec.name}' already exists with another spec"
             )
+        _check_spec(spec)
         codegen = _make_codegen(spec)
         typer = _make_typer(spec, codegen)
         obj = PtxIntrinsic(

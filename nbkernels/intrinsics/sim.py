@@ -164,6 +164,7 @@ class _LaunchState:
         self.global_ = AddressSpace("global", _GLOBAL_BASE, 0x7FFF_FFFF_FFFF)
         self.warps = {}
         self.lock = threading.Lock()
+        self.objects = {}  # per-launch state of other instructions (mbarriers), by kind
 
 
 _state_lock = threading.Lock()
@@ -200,9 +201,12 @@ def global_bytes(addr: int, nbytes: int, what: str) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------------------
-# Warp rendezvous
+# Warp and warpgroup rendezvous
 # ---------------------------------------------------------------------------------------
 class _Warp:
+    """The threads that execute one collective together: a warp, a warpgroup (128 threads,
+    wgmma), or the lanes a member mask names (elect.sync)."""
+
     def __init__(self, nlanes):
         self.nlanes = nlanes
         self.inputs = [None] * nlanes
@@ -211,6 +215,7 @@ class _Warp:
         self.error = None
         self.barrier = threading.Barrier(nlanes, action=self._compute)
         self.spec = None
+        self.members = None  # slot -> lane when a member mask picks the lanes
 
     def _compute(self):
         self.error = None
@@ -226,23 +231,57 @@ class _Warp:
             self.error = e
 
 
-def _warp_of(thread, manager):
+def _members(spec, args, lane, nlanes):
+    """Lanes named by the spec's member-mask input (its value in this lane's call)."""
+    from .spec import Element
+
+    k = 0
+    for op in spec.inputs:
+        if op.name == spec.sim_members:
+            break
+        k += 2 if isinstance(op, Element) else 1
+    mask = int(args[k]) & 0xFFFFFFFF
+    lanes = [i for i in range(nlanes) if mask >> i & 1]
+    if lane not in lanes:
+        raise SimulatorError(f"{spec.name}: lane {lane} executes it but is not in its member "
+                             f"mask {mask:#010x}")
+    if mask >> nlanes:
+        raise SimulatorError(f"{spec.name}: member mask {mask:#010x} names lanes beyond the "
+                             f"{nlanes} this warp has")
+    return mask, lanes
+
+
+def _group_of(spec, args, thread, manager):
+    """(group, slot in it, group id) of the calling thread for the collective ``spec``."""
     bx, by, bz = manager._block_dim
     nthreads = bx * by * bz
-    warp_id = thread.thread_id // 32
-    nlanes = min(32, nthreads - warp_id * 32)
+    size = spec.sim_group
+    gid = thread.thread_id // size
+    nlanes = min(size, nthreads - gid * size)
+    slot = thread.thread_id % size
+    if nlanes != size and size > 32:
+        raise SimulatorError(
+            f"{spec.name}: warpgroup {gid} of block {tuple(thread.blockIdx)} has {nlanes} "
+            f"threads, but this instruction needs all {size} (4 full warps)")
+    key = (tuple(thread.blockIdx), size, gid)
+    members = None
+    if spec.sim_members:
+        mask, members = _members(spec, args, slot, nlanes)
+        key += (mask,)
+        slot, nlanes = members.index(slot), len(members)
     st = launch_state()
-    key = (tuple(thread.blockIdx), warp_id)
     with st.lock:
         w = st.warps.get(key)
         if w is None:
             w = st.warps[key] = _Warp(nlanes)
-    return w, thread.thread_id % 32, warp_id
+            w.members = members
+    return w, slot, gid
 
 
 def warp_collective(spec, args):
     thread, manager = _sim_kernel()
-    warp, lane, warp_id = _warp_of(thread, manager)
+    warp, lane, warp_id = _group_of(spec, args, thread, manager)
+    what = "warpgroup" if spec.sim_group == 128 else "warp"
     warp.inputs[lane] = args
     warp.names[lane] = spec.name
     warp.spec = spec
@@ -250,13 +289,21 @@ def warp_collective(spec, args):
         warp.barrier.wait(timeout=WARP_TIMEOUT_S)
     except threading.BrokenBarrierError:
         raise SimulatorError(
-            f"{spec.name}: warp {warp_id} of block {tuple(thread.blockIdx)} did not reach this "
-            f"warp-collective instruction with all {warp.nlanes} lanes within {WARP_TIMEOUT_S:.0f} s "
-            "(a lane exited early, diverged, or waits at a __syncthreads the others never reach)"
+            f"{spec.name}: {what} {warp_id} of block {tuple(thread.blockIdx)} did not reach this "
+            f"{what}-collective instruction with all {warp.nlanes} lanes within "
+            f"{WARP_TIMEOUT_S:.0f} s (a lane exited early, diverged, or waits at a "
+            "__syncthreads the others never reach)"
         ) from None
     if warp.error is not None:
         raise SimulatorError(f"{spec.name}: {warp.error}") from warp.error
     return warp.results[lane]
+
+
+def current_thread_ids():
+    """(block index, linear thread index in the block, threads per block) of the caller."""
+    thread, manager = _sim_kernel()
+    bx, by, bz = manager._block_dim
+    return tuple(thread.blockIdx), thread.thread_id, bx * by * bz
 
 
 # ---------------------------------------------------------------------------------------
