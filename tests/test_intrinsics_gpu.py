@@ -4,6 +4,7 @@ import pytest
 from numba import cuda, float32, types
 
 import nbkernels
+from nbkernels.arch import device_arch
 from nbkernels.intrinsics import REGISTRY, probes, selfcheck
 
 from .conftest import GPU_CC
@@ -15,7 +16,7 @@ pytestmark = pytest.mark.gpu
 def _runnable(name):
     if GPU_CC is None:
         return False
-    arch = nbkernels.Arch(*GPU_CC)
+    arch = device_arch()  # an sm_90 GPU runs sm_90a code; the Hopper probes compile for it
     return all(arch.satisfies(REGISTRY[n].spec.min_arch) for n in probes.PROBES[name].covers)
 
 
@@ -51,10 +52,12 @@ def test_simulator_gives_the_gpus_bits(gpu_result, tmp_path):
     exact = {k: v for k, v in gpu_result.items() if "|exact|" in k}
     diffs = selfcheck.compare_bits(exact, sim)
     assert not diffs, diffs
-    # Integer, conversion and data-movement probes are exact in every mode.
+    # Integer, conversion and data-movement probes are exact in every mode; float MMAs sum
+    # in the tensor core's order, not NumPy's.
     other = {k: v for k, v in gpu_result.items()
              if "|random|" in k and not k.startswith("mma_m16n8k8_tf32")
-             and not (k.startswith("mma_") and "_s32" not in k.split("|")[0])}
+             and not (k.startswith("mma_") and "_s32" not in k.split("|")[0])
+             and not (k.startswith("wgmma_") and not k.startswith("wgmma_int8"))}
     diffs = selfcheck.compare_bits(other, sim)
     assert not diffs, diffs
 

@@ -22,7 +22,20 @@ from .cp_async import (
     cp_async_wait_group,
 )
 from .define import define
+from .descriptors import SWIZZLE_128B, SWIZZLE_32B, SWIZZLE_64B, SWIZZLE_NONE, smem_desc
 from .factory import REGISTRY, PtxIntrinsic
+from .hopper import (
+    elect_sync,
+    fence_proxy_async,
+    setmaxnreg_dec,
+    setmaxnreg_inc,
+    stmatrix_x1,
+    stmatrix_x1_trans,
+    stmatrix_x2,
+    stmatrix_x2_trans,
+    stmatrix_x4,
+    stmatrix_x4_trans,
+)
 from .ldmatrix import (
     ldmatrix_x1,
     ldmatrix_x1_trans,
@@ -30,6 +43,13 @@ from .ldmatrix import (
     ldmatrix_x2_trans,
     ldmatrix_x4,
     ldmatrix_x4_trans,
+)
+from .mbarrier import (
+    mbarrier_arrive,
+    mbarrier_arrive_expect_tx,
+    mbarrier_expect_tx,
+    mbarrier_init,
+    mbarrier_try_wait_parity,
 )
 from .memory import (
     gmem_addr,
@@ -66,13 +86,26 @@ from .mma import (
     mma_m16n8k32_s8_s32,
     mma_m16n8k32_u8_s32,
 )
-from .spec import Const, Element, InstructionSpec, Operand
+from .spec import Const, Element, InstructionSpec, Operand, ShapeVar
+from .tma import (
+    bulk_commit_group,
+    bulk_wait_group,
+    bulk_wait_group_read,
+    fence_proxy_tensormap_acquire,
+    prefetch_tensormap,
+    tma_load_2d,
+    tma_load_3d,
+    tma_store_2d,
+    tma_store_3d,
+)
 from .warp import shfl_bfly_f32, shfl_bfly_u32
+from .wgmma import *  # noqa: E402,F403 - 27 generated wgmma names, listed in wgmma.__all__
 
 #: The instructions nbkernels ships (user definitions are added to REGISTRY, not here).
 SHIPPED = tuple(sorted(REGISTRY))
 
 __all__ = list(SHIPPED) + [
-    "define", "InstructionSpec", "Operand", "Element", "Const", "PtxIntrinsic", "REGISTRY",
-    "SHIPPED",
+    "define", "InstructionSpec", "Operand", "Element", "Const", "ShapeVar", "PtxIntrinsic",
+    "REGISTRY", "SHIPPED", "smem_desc", "SWIZZLE_NONE", "SWIZZLE_128B", "SWIZZLE_64B",
+    "SWIZZLE_32B",
 ]
