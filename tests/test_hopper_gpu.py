@@ -1,0 +1,104 @@
+"""On an sm_90 GPU: TMA into shared memory, wgmma from shared-memory descriptors, the device
+descriptor helper. Kernels are compiled for sm_90a and launched through nbkernels.launch
+(hopper_probes.HopperProbe.run); every Hopper probe also runs in tests/test_intrinsics_gpu.py.
+"""
+import numpy as np
+import pytest
+from numba import cuda
+
+from nbkernels import tensormap
+from nbkernels import intrinsics as I
+from nbkernels.intrinsics import descriptors as D
+from nbkernels.intrinsics import probes, wgmma_probes
+from nbkernels.intrinsics.hopper_probes import HopperProbe
+from nbkernels.intrinsics.probes import BF16
+
+pytestmark = [pytest.mark.gpu, pytest.mark.min_cc(9, 0)]
+
+X, Y = 24, 8  # the box's column and row in the source
+
+
+def _tile_kernel(span):
+    row = 64 * 2  # bytes of one box row (64 bf16)
+
+    @cuda.jit
+    def kernel(src, tile, tmaps):
+        sh = cuda.shared.array(0, np.uint16)
+        bar = cuda.shared.array(1, np.uint64)
+        t = cuda.threadIdx.x
+        pad = (1024 - I.smem_addr(sh, 0) % 1024) % 1024
+        base = I.smem_addr(sh, 0) + pad
+        b = I.smem_addr(bar, 0)
+        if t == 0:
+            I.fence_proxy_tensormap_acquire(tmaps, (0, 0))
+            I.mbarrier_init(b, 1)
+            I.fence_proxy_async()
+        cuda.syncthreads()
+        if t == 0:
+            I.mbarrier_arrive_expect_tx(b, 64 * row)
+            I.tma_load_2d(base, tmaps, (0, 0), X, Y, b)
+        while not I.mbarrier_try_wait_parity(b, 0):
+            pass
+        for e in range(t, 64 * 64, 128):  # undo the swizzle by its definition (descriptors.py)
+            r, c = e // 64, e % 64
+            off = r * row + c * 2
+            if span == 128:
+                off ^= ((off >> 7) & 7) << 4
+            tile[r, c] = sh[(pad + off) // 2]
+
+    return kernel
+
+
+@pytest.mark.parametrize("span", [128, 0])
+def test_tma_2d_load_lands_the_tile_in_shared_memory(span):
+    rng = np.random.default_rng()
+    probe = HopperProbe(
+        f"tma_tile_{span}", (), _tile_kernel(span),
+        lambda r, e: {"src": rng.integers(0, 2**16, (96, 112)).astype(np.uint16)},
+        lambda inp: {"tile": np.empty((64, 64), np.uint16)},
+        lambda inp: {"tile": inp["src"][Y:Y + 64, X:X + 64]},
+        threads=128, shared_bytes=1024 + 8192,
+        make_maps=lambda d: [tensormap.tensor_map(d["src"], (64, 64), dtype=BF16, swizzle=span)])
+    inp = probe.make_inputs(rng, True)
+    msg = probes.mismatch(probe, probe.run(inp), probe.reference(inp), exact=True)
+    assert msg is None, msg
+
+
+@pytest.mark.parametrize("n", [64, 256])
+@pytest.mark.parametrize("mode", ["exact", "random"])
+def test_wgmma_bf16_from_shared_memory_descriptors(n, mode):
+    """One m64nNk16 bf16 wgmma, A and B K-major with the 128-byte swizzle (the TMA layout),
+    against NumPy; the descriptors are built on the device by smem_desc."""
+    w = wgmma_probes._w("bf16", "bf16", "f32", "ss")
+    probe = wgmma_probes.make_wgmma_probe(
+        f"wgmma_bf16_m64n{n}k16", [wgmma_probes.Case(w, n, (False, 128, 0), (False, 128, 0))],
+        1e-5)
+    inp = probe.make_inputs(np.random.default_rng(), mode == "exact")
+    msg = probes.mismatch(probe, probe.run(inp), probe.reference(inp), exact=mode == "exact")
+    assert msg is None, msg
+
+
+@cuda.jit
+def _descriptors(fields, out):
+    i = cuda.grid(1)
+    if i < out.size:
+        out[i] = I.smem_desc(np.uint32(fields[i, 0]), fields[i, 1], fields[i, 2], fields[i, 3],
+                             fields[i, 4])
+
+
+def test_device_descriptor_helper_matches_the_host_twin():
+    rng = np.random.default_rng()
+    fields = np.stack([rng.integers(0, 2**14, 256) * 16, rng.integers(0, 2**14, 256) * 16,
+                       rng.integers(0, 2**14, 256) * 16, rng.integers(0, 4, 256),
+                       rng.integers(0, 8, 256)], axis=1).astype(np.int64)
+    out = np.zeros(256, np.uint64)
+    _descriptors[2, 128](fields, out)
+    want = [D.encode_desc(int(a), int(lb), int(sb), int(sw), int(bo)) for a, lb, sb, sw, bo in fields]
+    np.testing.assert_array_equal(out, np.array(want, np.uint64))
+
+
+def test_tensor_map_is_encoded_by_the_driver():
+    x = cuda.to_device(np.zeros((100, 96), np.float32))
+    tm = tensormap.tensor_map(x, (32, 32), swizzle=128)
+    assert tm.bytes.shape == (128,) and tm.bytes.any()
+    assert tensormap.lookup(tm.bytes.tobytes()) is tm and tm.box_bytes == 32 * 32 * 4
