@@ -146,24 +146,36 @@ def encode_tiled(ptr: int, dtype, shape, strides, box, *, swizzle: int = 128,
     return tm
 
 
+def driver_args(dtype, shape, strides, box, swizzle, element_strides, l2, oob_nan, ptr):
+    """The arguments of ``cuTensorMapEncodeTiled`` for these (checked, NumPy-order) parameters.
+
+    The driver takes dimensions innermost first and the strides of all but the innermost;
+    cuda-bindings wants its own integer types in the lists (plain ints raise TypeError).
+    """
+    from cuda.bindings import driver as drv
+
+    swz = {0: "NONE", 32: "32B", 64: "64B", 128: "128B"}[swizzle]
+    l2name = {0: "NONE", 64: "L2_64B", 128: "L2_128B", 256: "L2_256B"}[l2]
+    fill = "NAN_REQUEST_ZERO_FMA" if oob_nan else "NONE"
+    return (getattr(drv.CUtensorMapDataType, f"CU_TENSOR_MAP_DATA_TYPE_{_DTYPES[dtype]}"),
+            len(shape), ptr,
+            [drv.cuuint64_t(v) for v in reversed(shape)],
+            [drv.cuuint64_t(v) for v in reversed(strides[:-1])],
+            [drv.cuuint32_t(v) for v in reversed(box)],
+            [drv.cuuint32_t(v) for v in reversed(element_strides)],
+            drv.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE,
+            getattr(drv.CUtensorMapSwizzle, f"CU_TENSOR_MAP_SWIZZLE_{swz}"),
+            getattr(drv.CUtensorMapL2promotion, f"CU_TENSOR_MAP_L2_PROMOTION_{l2name}"),
+            getattr(drv.CUtensorMapFloatOOBfill, f"CU_TENSOR_MAP_FLOAT_OOB_FILL_{fill}"))
+
+
 def _driver_encode(ptr, dtype, shape, strides, box, swizzle, element_strides, l2, oob_nan):
     from cuda.bindings import driver as drv
     from numba import cuda
 
     cuda.current_context()  # the driver is initialised once a context exists
-    enum = drv.CUtensorMapDataType
-    swz = {0: "NONE", 32: "32B", 64: "64B", 128: "128B"}[swizzle]
-    l2name = {0: "NONE", 64: "L2_64B", 128: "L2_128B", 256: "L2_256B"}[l2]
-    # the driver takes dimensions innermost first, and the strides of all but the innermost
-    err, tmap = drv.cuTensorMapEncodeTiled(
-        getattr(enum, f"CU_TENSOR_MAP_DATA_TYPE_{_DTYPES[dtype]}"), len(shape), ptr,
-        list(reversed(shape)), list(reversed(strides[:-1])), list(reversed(box)),
-        list(reversed(element_strides)),
-        drv.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE,
-        getattr(drv.CUtensorMapSwizzle, f"CU_TENSOR_MAP_SWIZZLE_{swz}"),
-        getattr(drv.CUtensorMapL2promotion, f"CU_TENSOR_MAP_L2_PROMOTION_{l2name}"),
-        drv.CUtensorMapFloatOOBfill.CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA if oob_nan
-        else drv.CUtensorMapFloatOOBfill.CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE)
+    err, tmap = drv.cuTensorMapEncodeTiled(*driver_args(
+        dtype, shape, strides, box, swizzle, element_strides, l2, oob_nan, ptr))
     if err != drv.CUresult.CUDA_SUCCESS:
         _, msg = drv.cuGetErrorString(err)
         _fail(f"cuTensorMapEncodeTiled failed: {err.name}: {msg.decode() if msg else ''} "

@@ -196,3 +196,23 @@ def test_tensor_map_box_bytes_is_the_tx_count():
     tm = tensormap.TensorMap(np.zeros(128, np.uint8), np.dtype(np.float16), (100, 96), (192, 2),
                              (64, 64), 128, False)
     assert tm.box_bytes == 8192
+
+
+def test_driver_arguments_are_innermost_first_in_cuda_bindings_types():
+    from cuda.bindings import driver as drv
+
+    args = tensormap.driver_args(np.dtype(np.float16), (4, 100, 96), (38400, 192, 2),
+                                 (2, 64, 32), 64, (1, 1, 1), 256, False, 1 << 20)
+    assert args[0] == drv.CUtensorMapDataType.CU_TENSOR_MAP_DATA_TYPE_FLOAT16 and args[1] == 3
+    assert [int(v) for v in args[3]] == [96, 100, 4] and [int(v) for v in args[4]] == [192, 38400]
+    assert [int(v) for v in args[5]] == [32, 64, 2] and [int(v) for v in args[6]] == [1, 1, 1]
+    assert all(isinstance(v, drv.cuuint64_t) for v in args[3] + args[4])
+    assert all(isinstance(v, drv.cuuint32_t) for v in args[5] + args[6])
+    assert args[8] == drv.CUtensorMapSwizzle.CU_TENSOR_MAP_SWIZZLE_64B
+    assert args[9] == drv.CUtensorMapL2promotion.CU_TENSOR_MAP_L2_PROMOTION_L2_256B
+    try:  # marshalling must pass: without a driver the call fails finding libcuda instead
+        drv.cuTensorMapEncodeTiled(*args)
+    except TypeError as e:
+        pytest.fail(f"cuda-bindings rejected the arguments: {e}")
+    except Exception:
+        pass

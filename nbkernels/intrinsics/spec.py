@@ -18,6 +18,7 @@ the length of the tuple passed at the call, and ``$<name>`` in the template is i
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
@@ -152,8 +153,6 @@ class InstructionSpec:
     @property
     def ptx_pattern(self) -> str:
         """A regex the emitted PTX must match: ``ptx_name`` with the shape variable as digits."""
-        import re
-
         pattern = re.escape(self.ptx_name)
         if self.shape_var is not None:
             pattern = pattern.replace(re.escape(self.shape_var.name), r"\d+")
