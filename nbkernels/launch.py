@@ -10,6 +10,7 @@ compiled with ``compile_ptx`` for the device's arch, linked to a cubin by numba-
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import hashlib
 import importlib.metadata as md
@@ -25,6 +26,24 @@ from .errors import NbkernelsError
 
 _lock = threading.Lock()
 _loaded: dict = {}  # (key, device) -> CUfunction
+_mode = threading.local()
+
+
+@contextlib.contextmanager
+def driver_jit():
+    """Within this block :func:`build` hands the driver PTX, JIT-compiled when loaded, instead
+    of a cubin: how code built for an older arch (``validate --as sm_80``) runs on a newer GPU,
+    as it would from a package that shipped PTX for that arch."""
+    prev = getattr(_mode, "ptx", False)
+    _mode.ptx = True
+    try:
+        yield
+    finally:
+        _mode.ptx = prev
+
+
+def _image_kind() -> str:
+    return "ptx" if getattr(_mode, "ptx", False) else "cubin"
 
 
 def cache_dir() -> Path:
@@ -59,13 +78,15 @@ def cache_key(name: str, parts, arch: Arch) -> str:
 
     ident = [__version__, source_hash(), _dist("numba-cuda"), _dist("nvidia-nvvm"),
              _dist("nvidia-nvjitlink"), str(driver.get_version()), str(arch), name,
-             repr(parts)]
+             repr(parts), _image_kind()]
     return name + "-" + hashlib.sha256(json.dumps(ident).encode()).hexdigest()[:24]
 
 
 def build(pyfunc, sig, arch: Arch, key: str, launch_bounds=None) -> tuple[bytes, str]:
-    """(cubin, entry name) for ``pyfunc`` compiled for ``sig`` on ``arch``, from disk if cached."""
-    path = cache_dir() / f"{key}.cubin"
+    """(cubin, entry name) for ``pyfunc`` compiled for ``sig`` on ``arch``, from disk if cached;
+    NUL-terminated PTX instead of the cubin inside :func:`driver_jit`."""
+    kind = _image_kind()
+    path = cache_dir() / f"{key}.{kind}"
     meta = cache_dir() / f"{key}.json"
     if path.exists() and meta.exists():
         try:
@@ -79,10 +100,19 @@ def build(pyfunc, sig, arch: Arch, key: str, launch_bounds=None) -> tuple[bytes,
     m = re.search(r"\.entry\s+([\w$.]+)\s*\(", ptx)
     if not m:
         raise NbkernelsError(f"{key}: compiled PTX has no kernel entry")
-    linker = _Linker(cc=arch.cc)
-    linker.add_ptx(ptx.encode())
-    linked = linker.complete()  # a cuda.core ObjectCode in numba-cuda 0.30
-    cubin = bytes(getattr(linked, "code", linked))
+    if kind == "ptx":
+        cubin = ptx.encode() + b"\0"  # cuModuleLoadData reads PTX as a C string
+    else:
+        linker = _Linker(cc=arch.cc)
+        linker.add_ptx(ptx.encode())
+        try:
+            linked = linker.complete()  # a cuda.core ObjectCode in numba-cuda 0.30
+        except Exception as e:
+            from . import compat
+
+            compat.raise_link_failure(e, ptx, arch)  # a diagnosed error where versions explain it
+            raise
+        cubin = bytes(getattr(linked, "code", linked))
     try:
         cache_dir().mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(f".tmp{os.getpid()}")
@@ -117,7 +147,9 @@ def function(key: str, cubin: bytes, entry: str, smem: int):
         f = _loaded.get((key, dev))
         if f is None:
             cuda.current_context()  # the primary context numba, CuPy and torch share
-            module = _check(drv.cuModuleLoadData(cubin), f"loading {key}")
+            from . import compat
+
+            module = compat.load_module(cubin, key)  # refusals come back diagnosed
             f = _check(drv.cuModuleGetFunction(module, entry.encode()), f"finding {entry}")
             if smem > 48 * 1024:
                 attr = drv.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
