@@ -1,4 +1,4 @@
-"""Command line: ``python -m nbkernels {info,demo}``."""
+"""Command line: ``python -m nbkernels {info,demo,doctor,compile,validate}``."""
 from __future__ import annotations
 
 import argparse
@@ -13,12 +13,21 @@ def main(argv=None) -> int:
     sub.add_parser("info", help="versions, device or 'no GPU', compile target, CUDA tools")
     demo.add_arguments(sub.add_parser(
         "demo", help="the main job: a GEMM on this machine, checked against NumPy and timed"))
+    from . import aot, doctor, validate
+
+    doctor.add_arguments(sub.add_parser(
+        "doctor", help="driver, toolkit and package versions, what will fail, and the remedy"))
+    aot.add_arguments(sub.add_parser(
+        "compile", help="build every kernel variant for the named archs (no GPU needed)"))
+    validate.add_arguments(sub.add_parser(
+        "validate", help="run an older arch's variants (PTX JIT) on this GPU against references"))
     args = ap.parse_args(argv)
     if args.command == "info":
         from .info import main as info_main
 
         return info_main(args)
-    return demo.main(args)
+    commands = {"doctor": doctor.main, "compile": aot.main, "validate": validate.main}
+    return commands.get(args.command, demo.main)(args)
 
 
 if __name__ == "__main__":

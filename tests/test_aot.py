@@ -1,0 +1,164 @@
+"""nbkernels compile: the GEMM catalogue per arch, the failure rules, and real builds (no GPU)."""
+import json
+import os
+import pickle
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from nbkernels import aot, toolchain
+from nbkernels.arch import Arch
+from nbkernels.compat import Facts
+from nbkernels.matmul import aot as gemm_aot
+
+from .simrun import ROOT
+
+needs_ptxas = pytest.mark.skipif(toolchain.find_tool("ptxas") is None,
+                                 reason="ptxas not installed (pip install 'nbkernels[test]')")
+
+
+def _names(todo):
+    return {v.name for v, _ in todo}
+
+
+def test_catalogue_per_arch():
+    todo, na = aot.plan([Arch(7, 5)])
+    built, skipped = _names(todo), {r.variant for r in na}
+    assert built == {"gemm/sm75/f16", "gemm/sm75/f16/splitk", "gemm/reduce/f16",
+                     "gemm/simt/f32", "gemm/simt/f64"}
+    assert {f"gemm/sm80/{k}" for k in gemm_aot.SM80_KINDS} <= skipped
+    assert all(r.status == "n/a" and "needs sm_80" in r.problems[0] for r in na)
+    for arch in (Arch(8, 0), Arch(8, 9), Arch(9, 0, "a")):
+        todo, na = aot.plan([arch])
+        assert not na
+        assert {f"gemm/sm80/{k}" for k in gemm_aot.SM80_KINDS} <= _names(todo)
+        assert {"gemm/sm75/f16", "gemm/reduce/bf16", "gemm/simt/f64"} <= _names(todo)
+    names = [v.name for v in gemm_aot.aot_variants(Arch(8, 0))]
+    assert len(names) == len(set(names))
+
+
+def test_variants_travel_to_worker_processes():
+    for v in gemm_aot.aot_variants(Arch(8, 0)):
+        assert pickle.loads(pickle.dumps(v)).name == v.name
+
+
+def test_default_tiles_fit_each_arch():
+    for arch in (Arch(7, 5), Arch(8, 0), Arch(8, 6), Arch(8, 9), Arch(9, 0, "a")):
+        for kind in gemm_aot.SM80_KINDS:
+            tile = gemm_aot.default_tile(kind, arch)
+            assert tile.smem_bytes(kind) <= gemm_aot.MAX_SMEM[arch.base], (arch, kind, tile)
+
+
+def test_verdict_rules():
+    ok = aot.Row("x", "sm_80", registers=100, spill_stores=0, spill_loads=0,
+                 tensor_ops=["HMMA.16816.F32"])
+    assert aot.verdict(ok, "HMMA") == []
+    spilled = aot.Row("x", "sm_80", registers=255, spill_stores=24, spill_loads=12,
+                      tensor_ops=["HMMA.16816.F32"])
+    assert "spills (24 B stores, 12 B loads)" in aot.verdict(spilled, "HMMA")
+    assert "no IMMA instruction in the SASS" in aot.verdict(ok, "IMMA")
+    assert aot.verdict(aot.Row("x", "sm_80", tensor_ops=[]), None) == []
+
+
+def test_assembler_choice():
+    f = Facts(nvvm_ptx_isa=(9, 4), ptxas=(13, 4), ptxas_where="p", nvjitlink=(13, 5))
+    assert aot.pick_assembler(f)[0] == "ptxas"
+    f.ptxas = (13, 0)  # older than NVVM: nvJitLink reads 9.4
+    assert aot.pick_assembler(f)[0] == "nvjitlink"
+    f.nvjitlink = None
+    assert aot.pick_assembler(f)[0] == "ptxas"  # fails with ptxas's own message
+    f.ptxas = None
+    assert aot.pick_assembler(f)[0] is None
+
+
+def _compile(tmp_path, *args, extra_path=None):
+    paths = [str(ROOT)] + ([str(extra_path)] if extra_path else [])
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(paths + [os.environ.get("PYTHONPATH", "")]))
+    return subprocess.run([sys.executable, "-m", "nbkernels", "compile", "--out",
+                           str(tmp_path / "out"), "--jobs", "2", *args], capture_output=True,
+                          text=True, env=env, cwd=ROOT, timeout=1200)
+
+
+@needs_ptxas
+def test_compile_gemm_variants_for_sm80_and_sm75(tmp_path):
+    proc = _compile(tmp_path, "--arch", "sm_75,sm_80",
+                    "--only", "gemm/sm80/f16,gemm/simt/f32,gemm/reduce/bf16")
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    rows = {(r["variant"], r["arch"]): r for r in report["rows"]}
+    assert rows[("gemm/sm80/f16", "sm_75")]["status"] == "n/a"
+    assert rows[("gemm/reduce/bf16", "sm_75")]["status"] == "n/a"
+    f16 = rows[("gemm/sm80/f16", "sm_80")]
+    assert f16["status"] == "ok" and f16["registers"] > 0 and f16["spill_stores"] == 0
+    assert any(op.startswith("HMMA.16816") for op in f16["tensor_ops"]), f16
+    assert f16["dynamic_smem"] == gemm_aot.default_tile("f16", Arch(8, 0)).smem_bytes("f16")
+    simt = rows[("gemm/simt/f32", "sm_75")]
+    assert simt["status"] == "ok" and simt["tensor_ops"] == []
+    ptx = (tmp_path / "out" / "sm_80" / "gemm__sm80__f16.ptx").read_text()
+    assert ".target sm_80" in ptx and "mma.sync.aligned.m16n8k16" in ptx
+    assert (tmp_path / "out" / "sm_80" / "gemm__sm80__f16.cubin").read_bytes()[:4] == b"\x7fELF"
+    assert "n/a for this arch (needs sm_80)" in proc.stdout
+
+
+def test_compile_through_nvjitlink(tmp_path):
+    pytest.importorskip("cuda.bindings.nvjitlink")
+    proc = _compile(tmp_path, "--arch", "sm_86", "--only", "gemm/simt/f64",
+                    "--assembler", "nvjitlink")
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    row = json.loads((tmp_path / "out" / "report.json").read_text())["rows"][0]
+    assert row["registers"] > 0 and row["status"] == "ok", row
+
+
+FAKE_FAMILY = '''
+"""A kernel family with one good variant and one of each way to fail."""
+from numba import types
+
+from nbkernels import intrinsics as I
+from nbkernels.aot import Variant
+
+
+def _good(arch):
+    def k(x, y):
+        y[0] = x[0] * 2.0
+    return k, (types.float32[::1], types.float32[::1]), None, 0
+
+
+def _uses_sm80(arch):
+    def k(x, y):
+        y[0] = I.cvt_f32_to_bf16(x[0])
+    return k, (types.float32[::1], types.uint16[::1]), None, 0
+
+
+def _spills(arch):
+    # 64 values live across a loop of run-time length, with 32 registers per thread allowed
+    n = 64
+    src = ["def k(x, y):"] + [f"    v{i} = x[{i}]" for i in range(n)]
+    src += ["    for t in range(int(x[64])):"]
+    src += [f"        v{i} = v{i} * v{(i + 1) % n} + v{(i + 7) % n}" for i in range(n)]
+    src += [f"    y[{i}] = v{i}" for i in range(n)]
+    ns = {}
+    exec("\\n".join(src), ns)
+    return ns["k"], (types.float32[::1], types.float32[::1]), (1024, 2), 0
+
+
+def aot_variants(arch):
+    return [Variant("fake/good", "sm_75", _good),
+            Variant("fake/mislabelled", "sm_75", _uses_sm80),
+            Variant("fake/no-mma", "sm_75", _good, "HMMA"),
+            Variant("fake/spills", "sm_75", _spills),
+            Variant("fake/hopper", "sm_90a", _good)]
+'''
+
+
+@needs_ptxas
+def test_compile_fails_naming_each_bad_variant(tmp_path):
+    (tmp_path / "fake_family.py").write_text(textwrap.dedent(FAKE_FAMILY))
+    proc = _compile(tmp_path, "--arch", "sm_75", "--family", "fake_family", extra_path=tmp_path)
+    out = proc.stdout
+    assert proc.returncode == 1, out + proc.stderr[-2000:]
+    assert "FAILED: fake/mislabelled for sm_75: ArchError: cvt_f32_to_bf16" in out, out
+    assert "FAILED: fake/no-mma for sm_75: no HMMA instruction in the SASS" in out, out
+    assert "FAILED: fake/spills for sm_75: spills" in out, out
+    assert "FAILED: fake/good" not in out and "n/a for this arch (needs sm_90a)" in out, out
