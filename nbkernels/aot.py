@@ -250,7 +250,7 @@ def table(rows, archs) -> str:
 def add_arguments(ap) -> None:
     ap.add_argument("--arch", required=True,
                     help="comma-separated archs, e.g. sm_75,sm_80,sm_86,sm_89,sm_90a")
-    ap.add_argument("--out", default="nbkernels-aot",
+    ap.add_argument("--out", default="build/nbkernels-aot",
                     help="folder for <arch>/<variant>.ptx/.cubin/.sass and report.json")
     ap.add_argument("--jobs", type=int, default=None, help="worker processes (default: CPUs)")
     ap.add_argument("--only", default=None, help="comma-separated name patterns (fnmatch)")
