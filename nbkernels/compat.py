@@ -358,8 +358,9 @@ def diagnose_load(code: str, image_isa, f: Facts, built_for: str = "") -> Diagno
                          "(libnvidia-ptxjitcompiler) is missing", "in a container set "
                          "NVIDIA_DRIVER_CAPABILITIES=compute,utility; or install nvJitLink "
                          f"({_pip_nvjitlink(f.nvvm_release or (13, 0))}) so cubins are loaded")
-    if family == "binary":
-        gpu = f.gpus[0] if f.gpus else None
+    gpu = f.gpus[0] if f.gpus else None
+    if family == "binary" or (code == "CUDA_ERROR_INVALID_IMAGE" and image_isa is None and gpu
+                              and not cubin_runs_on(built_for, gpu.cc)):
         return Diagnosis("wrong-arch", "error", f"the code was built for {built_for or '?'} but "
                          f"this GPU is compute capability {vstr(gpu.cc) if gpu else '?'}: a cubin "
                          "runs only on its own arch (PTX of an older arch is JIT-compiled)",
@@ -376,10 +377,35 @@ def diagnose_load(code: str, image_isa, f: Facts, built_for: str = "") -> Diagno
     return None
 
 
+def cubin_runs_on(built_for: str, cc: tuple) -> bool:
+    """Whether a cubin for arch ``built_for`` runs on a GPU of compute capability ``cc``: same
+    major, same or higher minor; arch-specific (``sm_90a``) on exactly that arch. True when
+    ``built_for`` is unknown (nothing to blame)."""
+    from .arch import Arch
+    from .errors import NbkernelsError
+
+    try:
+        a = Arch.parse(built_for)
+    except NbkernelsError:
+        return True
+    if a.suffix:
+        return a.base == tuple(cc)
+    return a.major == cc[0] and cc[1] >= a.minor
+
+
 def _live_facts(image_isa=None) -> Facts:
+    """Facts for a load failure, with the current device as the only GPU."""
+    from numba import cuda
+
     from . import doctor
 
-    return doctor.collect(probe_nvvm=image_isa is None, packages=False)
+    f = doctor.collect(probe_nvvm=image_isa is None, packages=False)
+    try:
+        dev = cuda.get_current_device()
+        f.gpus = [g for g in f.gpus if g.index == dev.id] or f.gpus
+    except Exception:
+        pass
+    return f
 
 
 def _built_for(key: str) -> str:

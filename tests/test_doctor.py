@@ -182,3 +182,12 @@ def test_doctor_on_this_gpu_reports_it_and_its_variant():
     variants = {r[1]: r[2] for r in data["dispatch"]}
     assert variants["float16"] == ("sm75" if major == 7 else "sm80")
     assert data["ok"], data["diagnoses"]  # the device machine's stack is expected to be sound
+
+
+def test_cubin_compatibility_rule():
+    assert compat.cubin_runs_on("sm_80", (8, 6)) and compat.cubin_runs_on("sm_80", (8, 0))
+    assert not compat.cubin_runs_on("sm_86", (8, 0)) and not compat.cubin_runs_on("sm_80", (9, 0))
+    assert compat.cubin_runs_on("sm_90a", (9, 0)) and not compat.cubin_runs_on("sm_90a", (10, 0))
+    assert compat.cubin_runs_on("?", (9, 0))
+    d = compat.diagnose_load("CUDA_ERROR_INVALID_IMAGE", None, facts(), "sm_75")
+    assert d.code == "wrong-arch" and "sm_75" in d.what
