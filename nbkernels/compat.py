@@ -253,8 +253,8 @@ def _ptx_rules(f: Facts) -> list:
                "the cubin)" if rel[0] <= drv[0] else f"pip install 'numba-cuda[cu{drv[0]}]'")
         return [Diagnosis(
             why, sev, f"NVVM {vstr(rel)} writes PTX ISA {vstr(isa)}, but this driver (CUDA "
-            f"{vstr(drv)}) reads PTX ISA up to {vstr(max_ptx_isa(drv))} and no nvJitLink "
-            f"{vstr(NVJITLINK_MIN)}+ is installed to bridge it: loading fails with \"PTX was "
+            f"{vstr(drv)}) reads PTX ISA up to {vstr(max_ptx_isa(drv))} and no usable nvJitLink "
+            f"({vstr(NVJITLINK_MIN)}+) bridges it: loading fails with \"PTX was "
             "compiled with an unsupported toolchain\" (CUDA_ERROR_UNSUPPORTED_PTX_VERSION)",
             f"{fix}; or {_pip_nvvm(drv)} (NVVM no newer than the driver); or upgrade the "
             f"driver to one for CUDA {vstr(need)}+")]
