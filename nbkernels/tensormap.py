@@ -60,6 +60,7 @@ class TensorMap:
     swizzle: int  # bytes: 0, 32, 64, 128
     oob_nan: bool
     array: object = None  # simulator only: the array the map describes
+    element_strides: tuple = ()
 
     @property
     def box_bytes(self) -> int:
@@ -140,7 +141,7 @@ def encode_tiled(ptr: int, dtype, shape, strides, box, *, swizzle: int = 128,
     else:
         blob = _driver_encode(int(ptr), dtype, shape, strides, box, swizzle, element_strides,
                               l2_promotion, oob_nan)
-    tm = TensorMap(blob, dtype, shape, strides, box, swizzle, oob_nan, array)
+    tm = TensorMap(blob, dtype, shape, strides, box, swizzle, oob_nan, array, element_strides)
     with _lock:
         _registry[blob.tobytes()] = tm
     return tm

@@ -41,6 +41,8 @@ def _map_of(arr, index, what):
                              "encoded by nbkernels.tensormap in this process")
     if tm.oob_nan:
         raise SimulatorError(f"{what}: NaN fill of out-of-bounds elements is not simulated")
+    if any(e != 1 for e in tm.element_strides[:-1]):  # TMA ignores the innermost one
+        raise SimulatorError(f"{what}: element strides {tm.element_strides} are not simulated")
     return tm
 
 
