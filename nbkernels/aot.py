@@ -33,7 +33,7 @@ from typing import Callable
 from .arch import Arch
 
 #: Kernel families, in report order. Add a module name here to add a family.
-FAMILIES = ["nbkernels.matmul.aot"]
+FAMILIES = ["nbkernels.matmul.aot", "nbkernels.rows.aot"]
 
 #: SASS mnemonics of tensor-core instructions (mma.sync -> HMMA/IMMA/DMMA, wgmma -> *GMMA).
 TENSOR_OPS = ("HMMA", "IMMA", "DMMA", "BMMA", "HGMMA", "IGMMA", "QGMMA", "BGMMA", "UTCHMMA",

@@ -23,10 +23,10 @@ from .arch import Arch
 
 def _target_images(target: Arch) -> list:
     """(kernel, .target, .version) of every image compiled in this process for ``target``."""
-    from .matmul import run as runmod
+    from . import runner
 
     out = []
-    for (_, _, arch), (key, image, _) in list(runmod._built.items()):
+    for (_, _, arch), (key, image, _) in list(runner._built.items()):
         if arch != str(target):
             continue
         text = image.decode(errors="replace") if isinstance(image, bytes) else ""

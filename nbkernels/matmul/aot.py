@@ -203,7 +203,7 @@ def _device(x, layout):
     from numba import cuda
 
     from ..arrays import BF16
-    from .run import _DeviceView
+    from ..runner import DeviceView as _DeviceView
 
     declared = BF16 if x.dtype == BF16 else None
     bits = x.view(np.uint16) if declared is not None else x

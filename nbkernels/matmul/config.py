@@ -76,6 +76,9 @@ CANDIDATES = (
 # to the autotuner until measurements say they win by default.
 HEURISTIC_ORDER = (CANDIDATES[0], CANDIDATES[4], CANDIDATES[5])
 # (bk_bytes 128 with 64x64 warp tiles was dropped: 4 unrolled k-steps spill 176 B/thread.)
+# tf32 fragments are twice as wide: 64x64 warp tiles (2x2 warps) spill 24 B/thread on sm_80 and
+# sm_90a with ptxas 13.4 (found by `nbkernels compile`); 2x4 warps of 64x32 do not.
+ORDER_BY_KIND = {"tf32": (CANDIDATES[3],) + HEURISTIC_ORDER[1:]}
 
 
 def heuristic(kind: str, m: int, n: int, k: int, batch: int, sm_count: int,
@@ -84,7 +87,8 @@ def heuristic(kind: str, m: int, n: int, k: int, batch: int, sm_count: int,
     def blocks(cfg):
         return -(-m // cfg.bm) * -(-n // cfg.bn) * batch
 
-    fitting = [c for c in HEURISTIC_ORDER if c.smem_bytes(kind) <= max_smem]
+    order = ORDER_BY_KIND.get(kind, HEURISTIC_ORDER)
+    fitting = [c for c in order if c.smem_bytes(kind) <= max_smem]
     if not fitting:
         raise NbkernelsError(f"gemm: no tile configuration fits in {max_smem} bytes of shared memory")
     for cfg in fitting:  # ordered from the most to the least work per block

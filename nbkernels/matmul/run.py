@@ -288,5 +288,3 @@ def _forced(p):
 def _precision(kind):
     return {"tf32": "tf32", "3xtf32": "3xtf32", "f32": "fp32"}.get(kind)
 
-
-_DeviceView = runner.DeviceView  # TEMP alias: nbkernels/matmul/aot.py (in progress) imports it

@@ -1,6 +1,6 @@
 """How a row kernel is laid out on the GPU: the variant, threads per row, rows per block.
 
-Kernels are compiled once per (operation, dtype, vector or scalar mode, arch); the layout
+Kernels are compiled once per (operation, dtypes, arch); the layout
 below is chosen per call from the row length and count and passed as launch arguments, so
 no row length ever triggers a compile.
 """

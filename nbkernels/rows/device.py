@@ -7,10 +7,9 @@ local array that the unrolled loops keep in registers, so a kernel reads its inp
 
 Element ``e`` of a chunk lives in buffer slot ``i`` of thread ``t``:
 
-* vector mode (rows 16-byte aligned): 16-byte slot ``j = i // E`` holds elements
-  ``(j * G + t) * E + i % E``, so consecutive threads read consecutive 16-byte words;
-* scalar mode (anything else): ``e = i * G + t``, consecutive threads read consecutive
-  elements (the slower safe path for misaligned rows).
+16-byte slot ``j = i // E`` holds elements ``(j * G + t) * E + i % E``, so consecutive
+threads read consecutive 16-byte words. Every row must start 16-byte aligned: the host side
+gives misaligned rows a padded copy (:mod:`.host`), the slower safe path.
 
 Padding slots (past the chunk's end) hold the bits ``pad`` and are never stored.
 """
@@ -60,7 +59,7 @@ def bf16_bits_sw(x):
     return uint32((int64(b) + 0x7FFF + ((b >> 16) & 1)) >> 16)
 
 
-def make_io(kind: str, vec: bool, hw_bf16: bool, row_kind: str | None = None):
+def make_io(kind: str, hw_bf16: bool, row_kind: str | None = None):
     """Device functions moving one thread's share of a chunk as raw 32-bit words.
 
     A thread's ``PER_THREAD`` values stay in ``words(kind)`` uint32 registers in their memory
@@ -180,55 +179,38 @@ def make_io(kind: str, vec: bool, hw_bf16: bool, row_kind: str | None = None):
     def first(addr):
         return to_f32(ld1(addr, True, 0))
 
-    if vec:
-        @dev
-        def elem(i, t, G):
-            return ((i // S) * G + t) * S + i % S
+    @dev
+    def elem(i, t, G):
+        return ((i // S) * G + t) * S + i % S
 
-        @dev
-        def load(addr, m, t, G, raw, pad):
-            for j in range(V):
-                e0 = (j * G + t) * S
-                if e0 + S <= m:
-                    for q in range(S // E):
-                        w = M.ld_global_v4(uint64(addr + (e0 + q * E) * esz))
-                        base = (j * S + q * E) * esz // 4
-                        raw[base] = w[0]
-                        raw[base + 1] = w[1]
-                        raw[base + 2] = w[2]
-                        raw[base + 3] = w[3]
-                else:
-                    for k in range(S):
-                        set_slot(raw, j * S + k, ld1(addr + (e0 + k) * esz, e0 + k < m, pad))
+    @dev
+    def load(addr, m, t, G, raw, pad):
+        for j in range(V):
+            e0 = (j * G + t) * S
+            if e0 + S <= m:
+                for q in range(S // E):
+                    w = M.ld_global_v4(uint64(addr + (e0 + q * E) * esz))
+                    base = (j * S + q * E) * esz // 4
+                    raw[base] = w[0]
+                    raw[base + 1] = w[1]
+                    raw[base + 2] = w[2]
+                    raw[base + 3] = w[3]
+            else:
+                for k in range(S):
+                    set_slot(raw, j * S + k, ld1(addr + (e0 + k) * esz, e0 + k < m, pad))
 
-        @dev
-        def store(addr, m, t, G, raw):
-            for j in range(V):
-                e0 = (j * G + t) * S
-                if e0 + S <= m:
-                    for q in range(S // E):
-                        base = (j * S + q * E) * esz // 4
-                        M.st_global_v4(uint64(addr + (e0 + q * E) * esz),
-                                       (raw[base], raw[base + 1], raw[base + 2], raw[base + 3]))
-                else:
-                    for k in range(S):
-                        st1(addr + (e0 + k) * esz, slot_bits(raw, j * S + k), e0 + k < m)
-    else:
-        @dev
-        def elem(i, t, G):
-            return i * G + t
-
-        @dev
-        def load(addr, m, t, G, raw, pad):
-            for i in range(P):
-                e = i * G + t
-                set_slot(raw, i, ld1(addr + e * esz, e < m, pad))
-
-        @dev
-        def store(addr, m, t, G, raw):
-            for i in range(P):
-                e = i * G + t
-                st1(addr + e * esz, slot_bits(raw, i), e < m)
+    @dev
+    def store(addr, m, t, G, raw):
+        for j in range(V):
+            e0 = (j * G + t) * S
+            if e0 + S <= m:
+                for q in range(S // E):
+                    base = (j * S + q * E) * esz // 4
+                    M.st_global_v4(uint64(addr + (e0 + q * E) * esz),
+                                   (raw[base], raw[base + 1], raw[base + 2], raw[base + 3]))
+            else:
+                for k in range(S):
+                    st1(addr + (e0 + k) * esz, slot_bits(raw, j * S + k), e0 + k < m)
 
     return SimpleNamespace(load=load, store=store, get=get, put=put, round_to=round_to,
                            first=first, elem=elem, refresh=refresh, words=P * esz // 4)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import threading
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,6 +23,21 @@ from .. import arrays, runner
 from ..arch import device_arch
 from ..errors import NbkernelsError
 from . import config as cfgmod
+
+_TARGET = threading.local()  # validate --as: the arch to compile for instead of the GPU's
+
+
+@contextmanager
+def target_arch(arch):
+    """Compile the row kernels launched in this block for ``arch`` (with
+    ``launch.driver_jit()``: PTX for an older arch, JIT-compiled by the driver)."""
+    prev = getattr(_TARGET, "arch", None)
+    _TARGET.arch = arch
+    try:
+        yield
+    finally:
+        _TARGET.arch = prev
+
 
 KIND_OF = {np.dtype(np.float16): "f16", arrays.BF16: "bf16", np.dtype(np.float32): "f32"}
 F32_BUF = types.Array(types.float32, 1, "C")
@@ -58,19 +74,42 @@ def _row_stride(v):
     return stride if stride is not None else max(v.shape[-1] if v.ndim else 1, 1)
 
 
-def _contiguous(v: arrays.ArrayView):
+def _aligned(v: arrays.ArrayView, rows: int, stride: int) -> bool:
+    """Every row starts 16-byte aligned (the kernels' vector loads and stores need it)."""
+    ptr = v.ptr if not v.host else v.obj.__array_interface__["data"][0]
+    return ptr % 16 == 0 and (rows <= 1 or (stride * v.dtype.itemsize) % 16 == 0)
+
+
+def _padded(v: arrays.ArrayView, copy: bool = True):
+    """A view of ``v``'s values (``copy``) in rows padded to whole 16-byte words, in a fresh
+    (aligned) allocation of the same framework: the slower safe path for misaligned, strided
+    or overlapping operands."""
+    shape = tuple(v.shape)
+    per = 16 // v.dtype.itemsize
+    wide = shape[:-1] + (-(-max(shape[-1], 1) // per) * per,)
     obj = v.obj
     if v.framework == "torch":
-        return obj.contiguous()
-    if v.framework == "cupy":
+        buf = obj.new_empty(wide)
+    elif v.framework == "cupy":
         import cupy
 
-        return cupy.ascontiguousarray(obj)
-    if v.host:
-        return np.ascontiguousarray(obj)
-    host = cuda.as_cuda_array(obj).copy_to_host()  # another CAI object: a host round trip
-    return runner.DeviceView(cuda.to_device(np.ascontiguousarray(host)),
-                             declared=getattr(obj, "nbk_dtype", None))
+        with cupy.cuda.Device(v.device):
+            buf = cupy.empty(wide, v.dtype)
+    elif v.host:
+        buf = np.empty(wide, v.dtype)
+        obj = np.asarray(obj)
+    else:  # another CUDA-array-interface object: through the host
+        host = cuda.as_cuda_array(obj).copy_to_host() if copy else None
+        dt = v.dtype if v.dtype != arrays.BF16 else np.dtype(np.uint16)
+        buf = np.zeros(wide, dt)
+        if copy:
+            buf[..., : shape[-1]] = host.view(dt) if host.dtype != dt else host
+        d = cuda.to_device(buf)
+        return runner.DeviceView(d, shape, buf.strides, declared=v.dtype)
+    view = buf[..., : shape[-1]]
+    if copy:
+        view[...] = obj
+    return view
 
 
 class Call:
@@ -117,11 +156,11 @@ class Call:
                 raise TypeError(f"{self.who}: {name} dtype must be {like.view.dtype} like x, "
                                 f"got {v.dtype}; cast it first")
         stride = _row_stride(v)
-        if stride is None:
-            self.replayable = False
-            v = arrays.as_view(_contiguous(v), name)
-            stride = _row_stride(v)
         rows = int(np.prod(v.shape[:-1], dtype=np.int64))
+        if stride is None or not _aligned(v, rows, stride):
+            self.replayable = False  # the copy is per call: no replay
+            v = arrays.as_view(_padded(v), name)
+            stride = _row_stride(v)
         return Rows(v, rows, int(v.shape[-1]), stride, obj)
 
     def vector(self, obj, name, like: Rows) -> Rows:
@@ -133,9 +172,9 @@ class Call:
         if v.dtype not in (like.view.dtype, np.dtype(np.float32)):
             raise TypeError(f"{self.who}: {name} dtype must be {like.view.dtype} (like x) or "
                             f"float32, got {v.dtype}")
-        if v.shape[0] > 1 and v.strides[0] != 1:
+        if (v.shape[0] > 1 and v.strides[0] != 1) or not _aligned(v, 1, like.n):
             self.replayable = False
-            v = arrays.as_view(_contiguous(v), name)
+            v = arrays.as_view(_padded(v), name)
         return Rows(v, 1, like.n, like.n, obj)
 
     def output(self, obj, name, like: Rows, n: int | None = None) -> Rows:
@@ -143,16 +182,21 @@ class Call:
         shape = tuple(like.view.shape[:-1]) + (n if n is not None else like.n,)
         if obj is None:
             made = runner.empty(self.first, shape, like.view.dtype)
-            self.allocs.append((name, shape, like.view.dtype))
-            return Rows(arrays.as_view(made, name), like.rows, shape[-1],
-                        shape[-1], made)
+            v = arrays.as_view(made, name)
+            if _aligned(v, like.rows, shape[-1]):
+                self.allocs.append((name, shape, like.view.dtype))
+                return Rows(v, like.rows, shape[-1], shape[-1], made)
+            # rows of n elements are not 16-byte multiples: compute into padded rows, then copy
+            self.replayable = False
+            pv = arrays.as_view(_padded(v, copy=False), name)
+            return Rows(pv, like.rows, shape[-1], _row_stride(pv), made, True)
         out = self.rows(obj, name, like, n)
-        if out.view is not None and out.view.obj is not obj:  # needed a contiguous copy
+        if out.view.obj is not obj:  # misaligned or odd strides: a padded temporary
             out.temp = True
         elif out.rows > 1 and out.stride < out.n:  # rows overlap: writes would race
             self.replayable = False
-            made = runner.empty(self.first, shape, like.view.dtype)
-            out = Rows(arrays.as_view(made, name), like.rows, shape[-1], shape[-1], obj, True)
+            pv = arrays.as_view(_padded(out.view, copy=False), name)
+            out = Rows(pv, like.rows, shape[-1], _row_stride(pv), obj, True)
         return out
 
     def workspace(self, count: int):
@@ -164,7 +208,9 @@ class Call:
 
     # --- configuration --------------------------------------------------------------------
     def arch(self):
-        return None if self.sim else device_arch()
+        if self.sim:
+            return None
+        return getattr(_TARGET, "arch", None) or device_arch()
 
     def config(self, r: Rows, forced: cfgmod.RowConfig | None) -> cfgmod.RowConfig:
         env = os.environ.get("NBKERNELS_ROW_VARIANT")
@@ -178,15 +224,6 @@ class Call:
         if forced is not None:
             return cfgmod.with_chunks(forced, r.n)
         return cfgmod.choose(r.n, r.rows, _sm_count(self.sim))
-
-    def vec_ok(self, *rs: Rows) -> bool:
-        """16-byte vector accesses: every row of every operand starts 16-byte aligned."""
-        for r in rs:
-            esz = r.view.dtype.itemsize
-            ptr = r.view.ptr if not r.view.host else r.view.obj.__array_interface__["data"][0]
-            if ptr % 16 or (r.rows > 1 and (r.stride * esz) % 16):
-                return False
-        return True
 
     # --- launching ------------------------------------------------------------------------
     def buf(self, r: Rows | None):
@@ -328,7 +365,7 @@ def fast_key(who, named: dict, extra):
         descs.append(d[0])
         ptrs[name] = d[1]
     alias = tuple(sorted((a, b) for a in ptrs for b in ptrs if a < b and ptrs[a] == ptrs[b]))
-    env = (os.environ.get("NBKERNELS_ROW_VARIANT"),)
+    env = (os.environ.get("NBKERNELS_ROW_VARIANT"), getattr(_TARGET, "arch", None))
     return (who, tuple(descs), alias, extra, env), ptrs
 
 

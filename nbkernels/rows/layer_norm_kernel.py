@@ -32,11 +32,10 @@ def layer_norm_ref(x, weight=None, bias=None, eps=1e-5):
 
 
 @functools.lru_cache(maxsize=None)
-def build(kind: str, wkind: str, bkind: str, vec: bool, hw_bf16: bool, has_w: bool,
-          has_b: bool):
-    io = make_io(kind, vec, hw_bf16)
-    wio = make_io(wkind, vec, hw_bf16, kind)
-    bio = make_io(bkind, vec, hw_bf16, kind)
+def build(kind: str, wkind: str, bkind: str, hw_bf16: bool, has_w: bool, has_b: bool):
+    io = make_io(kind, hw_bf16)
+    wio = make_io(wkind, hw_bf16, kind)
+    bio = make_io(bkind, hw_bf16, kind)
     load, store, get, put, elem, first = io.load, io.store, io.get, io.put, io.elem, io.first
     refresh = io.refresh
     wload, wget, bload, bget = wio.load, wio.get, bio.load, bio.get
@@ -47,7 +46,9 @@ def build(kind: str, wkind: str, bkind: str, vec: bool, hw_bf16: bool, has_w: bo
     held = NW + (WW if has_w else 0) + (BW if has_b else 0)
     # Prefetching weight and bias before the reductions overlaps their latency but holds
     # them across it: measured on the H200 it helps bf16 (x, w, b: 48 words) and costs f32
-    # (96 words: 58% -> 47% of copy bandwidth at 8192 x 8192), so f32 loads them after.
+    # (96 words: 58% -> 47% of copy bandwidth at 8192 x 8192), so f32 loads them after, one
+    # at a time (both at once spilled: nbkernels compile). With a 16-bit x the late path
+    # rounds the normalized value to x's dtype before the weight: one more rounding.
     early = held <= 48
 
     @cuda.jit
@@ -101,18 +102,22 @@ def build(kind: str, wkind: str, bkind: str, vec: bool, hw_bf16: bool, has_w: bo
                 return
         rstd = float32(1) / math.sqrt(m2 / float32(n) + eps)
         refresh(raw)
-        if not early:
-            if has_w:
-                wload(int64(M.gmem_addr(W, 0)) + c0 * wsz, m, t, G, wraw, 0)
-            if has_b:
-                bload(int64(M.gmem_addr(B, 0)) + c0 * bsz, m, t, G, braw, 0)
         for i in range(P):
             y = (get(raw, i) - mean) * rstd
-            if has_w:
+            if early and has_w:
                 y *= wget(wraw, i)
-            if has_b:
+            if early and has_b:
                 y += bget(braw, i)
             put(raw, i, y)
+        if not early:  # one vector at a time: x, weight and bias never all live together
+            if has_w:
+                wload(int64(M.gmem_addr(W, 0)) + c0 * wsz, m, t, G, wraw, 0)
+                for i in range(P):
+                    put(raw, i, get(raw, i) * wget(wraw, i))
+            if has_b:
+                bload(int64(M.gmem_addr(B, 0)) + c0 * bsz, m, t, G, braw, 0)
+                for i in range(P):
+                    put(raw, i, get(raw, i) + bget(braw, i))
         store(int64(M.gmem_addr(Y, 0)) + (row * sy + c0) * esz, m, t, G, raw)
 
     layer_norm_kernel.nbk_launch_bounds = launch_bounds(held if early else NW)
@@ -147,11 +152,10 @@ def layer_norm(x, weight=None, bias=None, eps=1e-5, *, out=None, stream=None, co
     B = call.vector(bias, "bias", X) if bias is not None else None
     Y = call.output(out, "out", X)
     cfg = call.config(X, config)
-    vec = call.vec_ok(*[r for r in (X, W, B, Y) if r is not None])
     hw = for_arch(call.arch()).hw_bf16
     wk = W.kind if W else "f32"
     bk = B.kind if B else "f32"
-    kern = build(X.kind, wk, bk, vec, hw, W is not None, B is not None)
+    kern = build(X.kind, wk, bk, hw, W is not None, B is not None)
     xb, wb, bb, yb = call.buf(X), call.buf(W), call.buf(B), call.buf(Y)
 
     def args(phase, ws):
@@ -162,6 +166,6 @@ def layer_norm(x, weight=None, bias=None, eps=1e-5, *, out=None, stream=None, co
     tags = ("x", "weight" if W else None, "bias" if B else None, "out", None, None, None, None,
             "eps", None, None, None)
     host.run_phases(call, kern, SIG, cfg, X.rows, NSTAT, args, tags,
-                    ("layer_norm", X.kind, wk, bk, vec, hw, W is not None, B is not None))
+                    ("layer_norm", X.kind, wk, bk, hw, W is not None, B is not None))
     host.remember(key, call, ("out",))
     return call.finish(Y)

@@ -34,13 +34,16 @@ def rms_norm_ref(x, weight, eps=1e-6, residual=None):
 
 
 @functools.lru_cache(maxsize=None)
-def build(kind: str, wkind: str, vec: bool, hw_bf16: bool, resid: bool):
-    io = make_io(kind, vec, hw_bf16)
-    wio = make_io(wkind, vec, hw_bf16, kind)
+def build(kind: str, wkind: str, hw_bf16: bool, resid: bool):
+    io = make_io(kind, hw_bf16)
+    wio = make_io(wkind, hw_bf16, kind)
     load, store, get, put, refresh = io.load, io.store, io.get, io.put, io.refresh
     wload, wget = wio.load, wio.get
     P, esz, wsz, NW, WW = PER_THREAD, ELEMENT_BYTES[kind], ELEMENT_BYTES[wkind], io.words, wio.words
     zero = float32(0)
+    # The weight is loaded before the reduction (its latency hidden behind the row's) unless
+    # that holds too many words across it: f32 with a residual spilled (nbkernels compile).
+    early = NW + WW + (NW if resid else 0) <= 64
 
     @cuda.jit
     def rms_norm_kernel(X, R, W, Y, H, n, rows, sx, sr, sy, sh, eps, phase, G, chunks, WS):
@@ -52,7 +55,7 @@ def build(kind: str, wkind: str, vec: bool, hw_bf16: bool, resid: bool):
         m = min(n - c0, G * P)
         raw = cuda.local.array(NW, uint32)
         wraw = cuda.local.array(WW, uint32)
-        if phase != 1:  # issued before the reduction: its latency overlaps the row's
+        if early and phase != 1:  # issued before the reduction: the latencies overlap
             wload(int64(M.gmem_addr(W, 0)) + c0 * wsz, m, t, G, wraw, 0)
         if resid and phase == 2:  # the finishing pass reads back the stored h
             load(int64(M.gmem_addr(H, 0)) + (row * sh + c0) * esz, m, t, G, raw, 0)
@@ -81,11 +84,13 @@ def build(kind: str, wkind: str, vec: bool, hw_bf16: bool, resid: bool):
                 return
         inv = float32(1) / math.sqrt(ss / float32(n) + eps)
         refresh(raw)
+        if not early:
+            wload(int64(M.gmem_addr(W, 0)) + c0 * wsz, m, t, G, wraw, 0)
         for i in range(P):
             put(raw, i, get(raw, i) * inv * wget(wraw, i))
         store(int64(M.gmem_addr(Y, 0)) + (row * sy + c0) * esz, m, t, G, raw)
 
-    rms_norm_kernel.nbk_launch_bounds = launch_bounds(NW + WW)
+    rms_norm_kernel.nbk_launch_bounds = launch_bounds(NW + WW if early else NW)
     return rms_norm_kernel
 
 
@@ -127,12 +132,10 @@ def rms_norm(x, weight, eps=1e-6, *, residual=None, out=None, residual_out=None,
     Y = call.output(out, "out", X)
     H = call.output(residual_out, "residual_out", X) if R is not None else None
     cfg = call.config(X, config)
-    ops = [X, W, Y] + ([R, H] if R is not None else [])
-    vec = call.vec_ok(*ops)
     from .config import for_arch
 
     hw = for_arch(call.arch()).hw_bf16
-    kern = build(X.kind, W.kind, vec, hw, R is not None)
+    kern = build(X.kind, W.kind, hw, R is not None)
     xb, wb, yb = call.buf(X), call.buf(W), call.buf(Y)
     rb, hb = call.buf(R), call.buf(H)
 
@@ -144,7 +147,7 @@ def rms_norm(x, weight, eps=1e-6, *, residual=None, out=None, residual_out=None,
     tags = ("x", "residual" if R else None, "weight", "out", "residual_out" if H else None,
             *[None] * 6, "eps", None, None, None)  # the workspace comes last: run_phases tags it
     host.run_phases(call, kern, SIG, cfg, X.rows, NSTAT, args, tags,
-                    ("rms_norm", X.kind, W.kind, vec, hw, R is not None))
+                    ("rms_norm", X.kind, W.kind, hw, R is not None))
     host.remember(key, call, ("out", "residual_out") if R is not None else ("out",),
                   NormWithResidual._make if R is not None else None)
     if R is not None:

@@ -27,8 +27,8 @@ def softmax_ref(x, axis=-1):
 
 
 @functools.lru_cache(maxsize=None)
-def build(kind: str, vec: bool, hw_bf16: bool):
-    io = make_io(kind, vec, hw_bf16)
+def build(kind: str, hw_bf16: bool):
+    io = make_io(kind, hw_bf16)
     load, store, get, put, refresh = io.load, io.store, io.get, io.put, io.refresh
     P, esz, NW, pad = PER_THREAD, ELEMENT_BYTES[kind], io.words, PAD_NEG_INF[kind]
     zero = float32(0)
@@ -107,9 +107,8 @@ def softmax(x, axis=-1, *, out=None, stream=None, config=None):
     X = call.rows(x, "x")
     Y = call.output(out, "out", X)
     cfg = call.config(X, config)
-    vec = call.vec_ok(X, Y)
     hw = for_arch(call.arch()).hw_bf16
-    kern = build(X.kind, vec, hw)
+    kern = build(X.kind, hw)
     xb, yb = call.buf(X), call.buf(Y)
 
     def args(phase, ws):
@@ -118,7 +117,7 @@ def softmax(x, axis=-1, *, out=None, stream=None, config=None):
 
     host.run_phases(call, kern, SIG, cfg, X.rows, NSTAT, args,
                     ("x", "out", None, None, None, None, None, None, None),
-                    ("softmax", X.kind, vec, hw))
+                    ("softmax", X.kind, hw))
     host.remember(key, call, ("out",))
     return call.finish(Y)
 

@@ -26,8 +26,8 @@ def swiglu_ref(gate, up=None):
 
 
 @functools.lru_cache(maxsize=None)
-def build(kind: str, vec: bool, hw_bf16: bool):
-    io = make_io(kind, vec, hw_bf16)
+def build(kind: str, hw_bf16: bool):
+    io = make_io(kind, hw_bf16)
     load, store, get, put = io.load, io.store, io.get, io.put
     P, esz, NW = PER_THREAD, ELEMENT_BYTES[kind], io.words
     one = float32(1)
@@ -93,15 +93,14 @@ def swiglu(gate, up=None, *, out=None, stream=None, config=None):
         up_tag = "up"
     Y = call.output(out, "out", Gr)
     cfg = call.config(Gr, config)
-    vec = call.vec_ok(Gr, Ur, Y)
     hw = for_arch(call.arch()).hw_bf16
-    kern = build(Gr.kind, vec, hw)
+    kern = build(Gr.kind, hw)
     phase = 1 if cfg.variant == "split" else 0  # elementwise: a split layout is one pass
     if Gr.rows:
         call.launch(kern, SIG, cfg.grid(Gr.rows), cfg.threads * cfg.rows_per_block,
                     [call.buf(Gr), call.buf(Ur), call.buf(Y), np.int64(Gr.n), np.int64(Gr.rows),
                      np.int64(Gr.stride), np.int64(Ur.stride), np.int64(Y.stride),
                      np.int64(phase), np.int64(cfg.threads), np.int64(cfg.chunks)],
-                    ("gate", up_tag, "out") + (None,) * 8, ("swiglu", Gr.kind, vec, hw))
+                    ("gate", up_tag, "out") + (None,) * 8, ("swiglu", Gr.kind, hw))
     host.remember(key, call, ("out",))
     return call.finish(Y)

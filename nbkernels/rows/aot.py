@@ -1,0 +1,93 @@
+"""The row kernels as a kernel family of ``nbkernels compile``, ``doctor`` and ``validate``
+(the protocol is described in :mod:`nbkernels.aot`)."""
+from __future__ import annotations
+
+import functools
+
+from ..arch import Arch
+from . import config as cfgmod
+
+KINDS = ("f16", "bf16", "f32")
+DTYPE = {"f16": "float16", "bf16": "bfloat16", "f32": "float32"}
+OPS = ("rms_norm", "rms_norm_residual", "layer_norm", "softmax", "swiglu")
+
+
+def _build(op: str, kind: str, arch: Arch):
+    from . import layer_norm_kernel as L, rms_norm_kernel as R, softmax_kernel as S
+    from . import swiglu_kernel as W
+
+    hw = cfgmod.for_arch(arch).hw_bf16
+    if op in ("rms_norm", "rms_norm_residual"):
+        k, sig = R.build(kind, kind, hw, op == "rms_norm_residual"), R.SIG
+    elif op == "layer_norm":
+        k, sig = L.build(kind, kind, kind, hw, True, True), L.SIG
+    elif op == "softmax":
+        k, sig = S.build(kind, hw), S.SIG
+    else:
+        k, sig = W.build(kind, hw), W.SIG
+    return k.py_func, sig, k.nbk_launch_bounds, 0
+
+
+def aot_variants(arch: Arch):
+    """Every op x dtype (weights and bias of x's dtype)."""
+    from ..aot import Variant
+
+    return [Variant(f"rows/{op}/{kind}", "sm_75", functools.partial(_build, op, kind))
+            for op in OPS for kind in KINDS]
+
+
+def dispatch(arch: Arch | None):
+    why = {True: "16-byte vectors (misaligned rows: a padded copy first); warp, block or split "
+                 "layout by row length", False: "as above; bf16 rounding in integer code (no "
+                                                "cvt.bf16 before sm_80)"}
+    hw = cfgmod.for_arch(arch).hw_bf16
+    return [(op, DTYPE[k], f"rows/{op}", why[hw or k != "bf16"]) for op in OPS for k in KINDS]
+
+
+class RowCase:
+    """One row op on random rows through kernels compiled for ``target`` as driver-JIT PTX."""
+
+    def __init__(self, target: Arch, op: str, kind: str, rows: int, n: int):
+        self.target, self.op, self.kind, self.rows, self.n = target, op, kind, rows, n
+        self.name = f"rows/{op}/{kind}/{rows}x{n}"
+        self.dtype = DTYPE[kind]
+
+    def run(self, rng):
+        import cupy
+        import ml_dtypes
+        import numpy as np
+
+        from .. import launch
+        from . import host
+        from . import (layer_norm, layer_norm_ref, rms_norm, rms_norm_ref, softmax, softmax_ref,
+                       swiglu, swiglu_ref)
+
+        dt = {"f16": np.float16, "bf16": ml_dtypes.bfloat16, "f32": np.float32}[self.kind]
+        x = (rng.standard_normal((self.rows, self.n)) * 2).astype(dt)
+        w = (rng.standard_normal(self.n) + 1).astype(dt)
+        b = rng.standard_normal(self.n).astype(dt)
+        r = rng.standard_normal((self.rows, self.n)).astype(dt)
+        X, Wd, B, Rd = (cupy.asarray(a) for a in (x, w, b, r))
+        with host.target_arch(self.target), launch.driver_jit():
+            if self.op == "rms_norm":
+                got, want = rms_norm(X, Wd), rms_norm_ref(x, w)
+            elif self.op == "rms_norm_residual":
+                got, want = rms_norm(X, Wd, residual=Rd).out, rms_norm_ref(x, w, residual=r)[0]
+            elif self.op == "layer_norm":
+                got, want = layer_norm(X, Wd, B), layer_norm_ref(x, w, b)
+            elif self.op == "softmax":
+                got, want = softmax(X), softmax_ref(x)
+            else:
+                got, want = swiglu(X, Rd), swiglu_ref(x, r)
+        cupy.cuda.get_current_stream().synchronize()
+        g = got.get().astype(np.float64)
+        scale = np.abs(want).max(axis=-1, keepdims=True)
+        err = float((np.abs(g - want) / scale).max())
+        tol = {"f16": 2e-3, "bf16": 1.6e-2, "f32": 2e-5}[self.kind]
+        return err <= tol, err, tol, "" if err <= tol else f"max row-relative error {err:.3g}"
+
+
+def validate_cases(target: Arch):
+    # 37 x 3000: block layout; 2 x 40000: split layout (two passes); 300 x 100: warp layout
+    return [RowCase(target, op, k, r, n) for op in OPS for k in KINDS
+            for r, n in ((300, 100), (37, 3000), (2, 40000))]
