@@ -170,8 +170,9 @@ class Call:
             raise NbkernelsError(f"{self.who}: {name} must be 1-D of length {like.n} (the last "
                                  f"axis of x), got shape {tuple(v.shape)}")
         if v.dtype not in (like.view.dtype, np.dtype(np.float32)):
-            raise TypeError(f"{self.who}: {name} dtype must be {like.view.dtype} (like x) or "
-                            f"float32, got {v.dtype}")
+            allowed = "float32" if like.view.dtype == np.float32 else \
+                f"{like.view.dtype} (like x) or float32"
+            raise TypeError(f"{self.who}: {name} dtype must be {allowed}, got {v.dtype}")
         if (v.shape[0] > 1 and v.strides[0] != 1) or not _aligned(v, 1, like.n):
             self.replayable = False
             v = arrays.as_view(_padded(v), name)
