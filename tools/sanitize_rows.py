@@ -1,0 +1,27 @@
+"""Row kernels at edge shapes in every layout, for compute-sanitizer (memcheck, racecheck).
+
+    compute-sanitizer --tool memcheck --report-api-errors no python3 tools/sanitize_rows.py
+"""
+import sys
+
+import numpy as np
+
+sys.path.insert(0, "tests")
+from row_cases import run_case  # noqa: E402
+
+CASES = [  # op, dtype, shape, layout, special, variant
+    ("rms_norm_residual", "bfloat16", (5, 1000), "contig", None, None),       # warp, tails
+    ("layer_norm", "float16", (3, 3000), "contig", None, None),               # block
+    ("softmax", "float32", (2, 20000), "contig", None, None),                 # split
+    ("softmax", "bfloat16", (4, 777), "misaligned", None, "block"),           # padded copies
+    ("swiglu_packed", "float16", (3, 4100), "transposed", None, "split256"),  # split, copies
+    ("rms_norm", "float32", (9, 33), "rowstride", None, "warp"),
+    ("layer_norm", "bfloat16", (1, 1), "contig", None, None),
+]
+
+rng = np.random.default_rng()
+fails = []
+for case in CASES:
+    fails += run_case(case, rng, "cupy")
+print("\n".join(fails) or f"{len(CASES)} cases ok")
+sys.exit(1 if fails else 0)
