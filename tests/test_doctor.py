@@ -179,8 +179,9 @@ def test_doctor_on_this_gpu_reports_it_and_its_variant():
     data = json.loads(proc.stdout)
     major, minor = GPU_CC
     assert [major, minor] in [g["cc"] for g in data["facts"]["gpus"]]
-    variants = {r[1]: r[2] for r in data["dispatch"]}
-    assert variants["float16"] == ("sm75" if major == 7 else "sm80")
+    variants = {(r[0], r[1]): r[2] for r in data["dispatch"]}
+    assert variants[("gemm", "float16")] == ("sm75" if major == 7 else "sm80")
+    assert variants[("rms_norm", "bfloat16")] == "rows/rms_norm"
     assert data["ok"], data["diagnoses"]  # the device machine's stack is expected to be sound
 
 

@@ -188,8 +188,13 @@ class Call:
                 self.allocs.append((name, shape, like.view.dtype))
                 return Rows(v, like.rows, shape[-1], shape[-1], made)
             # rows of n elements are not 16-byte multiples: compute into padded rows, then copy
+            # them into the result (a numba or CUDA-array-interface result is the padded view
+            # itself: those objects have no strided copy)
             self.replayable = False
-            pv = arrays.as_view(_padded(v, copy=False), name)
+            padded = _padded(v, copy=False)
+            pv = arrays.as_view(padded, name)
+            if v.framework in ("numba", "cai"):
+                return Rows(pv, like.rows, shape[-1], _row_stride(pv), padded)
             return Rows(pv, like.rows, shape[-1], _row_stride(pv), made, True)
         out = self.rows(obj, name, like, n)
         if out.view.obj is not obj:  # misaligned or odd strides: a padded temporary
