@@ -67,6 +67,7 @@ from .memory import (
     ld_global_u16,
     ld_global_u32,
     ld_global_v4,
+    ld_shared_v4,
     smem_addr,
     st_global_f32,
     st_global_f64,
@@ -74,6 +75,7 @@ from .memory import (
     st_global_u16,
     st_global_u32,
     st_global_v4,
+    st_shared_v4,
 )
 from .mma import (
     mma_m8n8k4_f64,

@@ -82,7 +82,53 @@ st_global_v4 = build(InstructionSpec(
     doc="Store four uint32 words (16 bytes) to global memory.",
 ))
 
-__all__ = ["smem_addr", "gmem_addr", "ld_global_v4", "st_global_v4"]
+
+
+def _lds_v4(addr):
+    words = sim.shared_bytes(int(addr), 16, "ld_shared_v4").view(np.uint32)
+    return tuple(np.uint32(w) for w in words)
+
+
+def _sts_v4(addr, values):
+    if len(values) != 4:
+        raise sim.SimulatorError(f"st_shared_v4: values must be 4 words, got {len(values)}")
+    sim.shared_bytes(int(addr), 16, "st_shared_v4").view(np.uint32)[:] = [
+        int(v) & 0xFFFFFFFF for v in values
+    ]
+
+
+# 16-byte shared accesses: a warp reading one 16-byte word per lane from consecutive words is
+# conflict-free with LDS.128, where four 4-byte loads of the same data conflict 4 ways.
+ld_shared_v4 = build(InstructionSpec(
+    name="ld_shared_v4",
+    family="vector",
+    ptx="ld.shared.v4.u32 $d, [$addr];",
+    outputs=(Operand("d", types.uint32, 4),),
+    inputs=(Operand("addr", types.uint32, doc="16-byte-aligned shared-space address"),),
+    min_arch=SM75,
+    memory=True,
+    sass=("LDS",),  # LDS.128 (sm_80+), LDS.U.128 (sm_75)
+    simulate=_lds_v4,
+    doc="Load 16 bytes from shared memory (smem_addr) as four uint32 words.",
+))
+
+st_shared_v4 = build(InstructionSpec(
+    name="st_shared_v4",
+    family="vector",
+    ptx="st.shared.v4.u32 [$addr], $values;",
+    inputs=(
+        Operand("addr", types.uint32, doc="16-byte-aligned shared-space address"),
+        Operand("values", types.uint32, 4, doc="four uint32 words"),
+    ),
+    min_arch=SM75,
+    memory=True,
+    sass=("STS.128",),
+    simulate=_sts_v4,
+    doc="Store four uint32 words (16 bytes) to shared memory (smem_addr).",
+))
+
+__all__ = ["smem_addr", "gmem_addr", "ld_global_v4", "st_global_v4", "ld_shared_v4",
+           "st_shared_v4"]
 
 
 # --- scalar global loads/stores by address (GEMM epilogues address outputs by pointer) -----

@@ -372,23 +372,36 @@ _register(Probe(
 
 
 @cuda.jit
-def _vector_kernel(src, dst, addr_deltas):
+def _vector_kernel(src, dst, addr_deltas, rotated):
     i = cuda.threadIdx.x
     v = memory.ld_global_v4(memory.gmem_addr(src, i * 4))
     memory.st_global_v4(memory.gmem_addr(dst, 255 - (i * 4 + 3)), (v[3], v[2], v[1], v[0]))
     sh = cuda.shared.array(0, np.uint32)
     addr_deltas[0, i] = memory.smem_addr(sh, i) - memory.smem_addr(sh, 0)
     addr_deltas[1, i] = memory.gmem_addr(src, i) - memory.gmem_addr(src, 0)
+    cuda.syncthreads()  # the address probe above read sh's addresses only; now fill it
+    memory.st_shared_v4(memory.smem_addr(sh, i * 4), (v[1], v[2], v[3], v[0]))
+    cuda.syncthreads()
+    w = memory.ld_shared_v4(memory.smem_addr(sh, ((i + 1) % 64) * 4))  # the next lane's words
+    for q in range(4):
+        rotated[i * 4 + q] = w[q]
+
+
+def _vector_reference(inp):
+    src = inp["src"].reshape(64, 4)
+    return {"dst": inp["src"][::-1].copy(),
+            "addr_deltas": np.tile(np.arange(64, dtype=np.uint64) * 4, (2, 1)),
+            "rotated": np.roll(src[:, [1, 2, 3, 0]], -1, axis=0).reshape(-1)}
 
 
 _register(Probe(
-    "vector_and_addresses", ("ld_global_v4", "st_global_v4", "gmem_addr", "smem_addr"),
+    "vector_and_addresses", ("ld_global_v4", "st_global_v4", "ld_shared_v4", "st_shared_v4",
+                             "gmem_addr", "smem_addr"),
     _vector_kernel,
     lambda rng, exact: {"src": rng.integers(0, 2**32, 256, dtype=np.uint64).astype(np.uint32)},
-    lambda inp: {"dst": np.empty(256, np.uint32), "addr_deltas": np.empty((2, 64), np.uint64)},
-    lambda inp: {"dst": inp["src"][::-1].copy(),
-                 "addr_deltas": np.tile(np.arange(64, dtype=np.uint64) * 4, (2, 1))},
-    threads=64, shared_bytes=64 * 4,
+    lambda inp: {"dst": np.empty(256, np.uint32), "addr_deltas": np.empty((2, 64), np.uint64),
+                 "rotated": np.empty(256, np.uint32)},
+    _vector_reference, threads=64, shared_bytes=64 * 16,
 ))
 
 
