@@ -142,6 +142,8 @@ def function(key: str, cubin: bytes, entry: str, smem: int):
     dev = cuda.get_current_device().id
     f = _loaded.get((key, dev))
     if f is not None:
+        if smem > _smem_set.get((key, dev), 48 * 1024):  # a larger launch than the first
+            _allow_smem(f[1], key, dev, smem)
         return f
     with _lock:
         f = _loaded.get((key, dev))
@@ -152,11 +154,21 @@ def function(key: str, cubin: bytes, entry: str, smem: int):
             module = compat.load_module(cubin, key)  # refusals come back diagnosed
             f = _check(drv.cuModuleGetFunction(module, entry.encode()), f"finding {entry}")
             if smem > 48 * 1024:
-                attr = drv.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
-                _check(drv.cuFuncSetAttribute(f, attr, smem), f"{key}: {smem} B shared memory")
+                _allow_smem(f, key, dev, smem)
             _loaded[(key, dev)] = (module, f)
             f = _loaded[(key, dev)]
     return f
+
+
+_smem_set: dict = {}  # (key, device) -> dynamic shared memory the function is allowed
+
+
+def _allow_smem(f, key, dev, smem):
+    from cuda.bindings import driver as drv
+
+    attr = drv.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+    _check(drv.cuFuncSetAttribute(f, attr, smem), f"{key}: {smem} B shared memory")
+    _smem_set[(key, dev)] = smem
 
 
 # --- numba's kernel ABI ----------------------------------------------------------------------

@@ -16,7 +16,7 @@ def _build(op: str, kind: str, arch: Arch):
     from . import layer_norm_kernel as L, rms_norm_kernel as R, softmax_kernel as S
     from . import swiglu_kernel as W
 
-    hw = cfgmod.for_arch(arch).hw_bf16
+    hw = cfgmod.for_arch(arch).sm80
     if op in ("rms_norm", "rms_norm_residual"):
         k, sig = R.build(kind, kind, hw, op == "rms_norm_residual"), R.SIG
     elif op == "layer_norm":
@@ -40,7 +40,7 @@ def dispatch(arch: Arch | None):
     why = {True: "16-byte vectors (misaligned rows: a padded copy first); warp, block or split "
                  "layout by row length", False: "as above; bf16 rounding in integer code (no "
                                                 "cvt.bf16 before sm_80)"}
-    hw = cfgmod.for_arch(arch).hw_bf16
+    hw = cfgmod.for_arch(arch).sm80
     return [(op, DTYPE[k], f"rows/{op}", why[hw or k != "bf16"]) for op in OPS for k in KINDS]
 
 

@@ -64,12 +64,13 @@ class RowConfig:
 class ArchRows:
     """What differs between GPU generations for the row kernels."""
 
-    hw_bf16: bool  # cvt.rn.bf16(x2).f32 exists (sm_80+); Turing rounds bf16 in integer code
+    sm80: bool  # cp.async and cvt.rn.bf16(x2).f32 (sm_80+); Turing stages rows through
+                # registers and rounds bf16 in integer code
 
 
 #: Keyed on compute-capability major; every supported GPU generation has an entry.
-SM_BASE = {7: ArchRows(hw_bf16=False), 8: ArchRows(hw_bf16=True), 9: ArchRows(hw_bf16=True),
-           10: ArchRows(hw_bf16=True), 12: ArchRows(hw_bf16=True)}
+SM_BASE = {7: ArchRows(sm80=False), 8: ArchRows(sm80=True), 9: ArchRows(sm80=True),
+           10: ArchRows(sm80=True), 12: ArchRows(sm80=True)}
 
 
 def for_arch(arch) -> ArchRows:
@@ -82,12 +83,13 @@ def for_arch(arch) -> ArchRows:
                              f"{sorted(SM_BASE)})") from None
 
 
-def choose(n: int, rows: int, sm_count: int) -> RowConfig:
-    """The layout for ``rows`` rows of ``n`` elements on a GPU with ``sm_count`` SMs."""
+def choose(n: int, rows: int, sm_count: int, max_threads: int = MAX_THREADS) -> RowConfig:
+    """The layout for ``rows`` rows of ``n`` elements on a GPU with ``sm_count`` SMs, where
+    shared memory lets a block stage at most ``max_threads`` threads' elements."""
     if n <= 32 * PER_THREAD:
         return RowConfig("warp", 32, WARP_ROWS_PER_BLOCK)
     few_rows = rows * 2 < sm_count  # one block per row would leave most SMs idle
-    if n <= MAX_THREADS * PER_THREAD and not (few_rows and n > SPLIT_THREADS * PER_THREAD):
+    if n <= max_threads * PER_THREAD and not (few_rows and n > SPLIT_THREADS * PER_THREAD):
         threads = 64
         while threads * PER_THREAD < n:
             threads *= 2

@@ -1,17 +1,18 @@
-"""Device-side pieces every row kernel shares: moving a row (or a chunk of one) between global
-memory and 32 float32 registers per thread, group reductions, and where a thread works.
+"""Device-side pieces every row kernel shares: staging a row (or a chunk of one) in shared
+memory, reading it back 16 bytes at a time, group reductions, and where a thread works.
 
 A *group* of ``G`` threads (a warp, or a whole block of up to 512) owns one row, or one chunk
-of ``G * PER_THREAD`` elements of a long row. Each thread holds ``PER_THREAD`` values in a
-local array that the unrolled loops keep in registers, so a kernel reads its input once.
+of ``G * PER_THREAD`` elements of a long row. Each thread copies its ``PER_THREAD`` elements
+from global to shared memory with ``cp.async`` (no registers held while the bytes are in
+flight, so how much of the row is in flight is bounded by shared memory, not by registers) and
+reads them back with 16-byte shared loads for each pass over the row: the row is read from
+global memory once.
 
-Element ``e`` of a chunk lives in buffer slot ``i`` of thread ``t``:
-
-16-byte slot ``j = i // E`` holds elements ``(j * G + t) * E + i % E``, so consecutive
-threads read consecutive 16-byte words. Every row must start 16-byte aligned: the host side
-gives misaligned rows a padded copy (:mod:`.host`), the slower safe path.
-
-Padding slots (past the chunk's end) hold the bits ``pad`` and are never stored.
+Elements sit in slot groups of ``S`` (16 bytes of the row's dtype): group ``j`` of thread
+``t`` holds elements ``(j * G + t) * S .. + S - 1``, so consecutive threads move consecutive
+16-byte words. Every row must start 16-byte aligned: the host side gives misaligned rows a
+padded copy (:mod:`.host`), the slower safe path. Elements past the chunk's end are zero-filled
+by ``cp.async`` and never stored.
 """
 from __future__ import annotations
 
@@ -22,28 +23,19 @@ import numpy as np
 from numba import cuda, float32, int64, uint16, uint32, uint64
 
 from ..intrinsics import convert as C
+from ..intrinsics import cp_async as A
 from ..intrinsics import memory as M
-from ..intrinsics.define import define
 from ..intrinsics.warp import shfl_bfly_f32
 
-# Between a kernel's statistics pass and its output pass, each held word goes through this
-# opaque move: without it LLVM merges the two passes' identical unpacks and keeps all 32
-# float32 values alive across the reduction (bf16 rms_norm: 103 registers, 2 blocks of 256
-# per SM), which defeats holding the row as packed words.
-fresh_u32 = define("rows_fresh_u32", "mov.b32 $d, $x;", outputs=("d:u32",), inputs=("x:u32",),
-                   side_effect=True, simulate=lambda x: np.uint32(x),
-                   doc="an opaque copy of a word: the compiler must re-derive what uses it")
-
-PER_THREAD = 32  # float32 values a thread holds: 32 regs, a 16-bit row of 8192 in 256 threads
-MAX_THREADS = 512  # launch bound: ptxas may give each thread up to 128 registers
+PER_THREAD = 32  # elements a thread stages per buffer: 64 B of bf16, 128 B of float32
+MAX_THREADS = 512
 MAX_WARPS = MAX_THREADS // 32
-
-
-def launch_bounds(words_held: int):
-    """Launch bounds for a kernel holding ``words_held`` uint32 per thread across its
-    reduction: at most 64 registers (2 blocks of 512, 4 of 256 per SM) when that fits."""
-    return (MAX_THREADS, 2) if words_held <= 16 else (MAX_THREADS,)
 ELEMENT_BYTES = {"f16": 2, "bf16": 2, "f32": 4}
+
+
+def staged_bytes(kind: str, buffers: int = 1) -> int:
+    """Shared memory one thread stages: ``buffers`` arrays of PER_THREAD elements."""
+    return buffers * PER_THREAD * ELEMENT_BYTES[kind]
 
 
 def dev(fn):
@@ -59,26 +51,26 @@ def bf16_bits_sw(x):
     return uint32((int64(b) + 0x7FFF + ((b >> 16) & 1)) >> 16)
 
 
-def make_io(kind: str, hw_bf16: bool, row_kind: str | None = None):
-    """Device functions moving one thread's share of a chunk as raw 32-bit words.
+def make_io(kind: str, sm80: bool, row_kind: str | None = None):
+    """Device functions for one element kind, following the slot layout of ``row_kind``
+    (default: its own; a float32 weight beside a bf16 row has 8-element slot groups of 32
+    bytes). Groups are moved through ``tmp``, a local array of ``gw`` words:
 
-    A thread's ``PER_THREAD`` values stay in ``words(kind)`` uint32 registers in their memory
-    format (two per word for 16-bit kinds: half the registers of float32, so twice the
-    blocks fit on an SM) and are converted when used. Returns a namespace with
-    ``load(addr, m, t, G, raw, pad)`` (``pad``: bits of the value padding slots read as),
-    ``store(addr, m, t, G, raw)``, ``get(raw, i)`` (slot ``i`` as float32), ``put(raw, i, x)``
-    (round x to the kind and write slot ``i``), ``round_to(x)``, ``first(addr)`` (element 0
-    as float32) and ``elem(i, t, G)`` (slot ``i``'s element in the chunk). ``row_kind``: the
-    kind whose vector layout to follow (a float32 weight beside a bf16 row puts the same
-    elements in the same slots: two 16-byte loads per bf16 vector).
+    ``issue(sh, base, addr, m, t, G)`` cp.async this thread's groups of the chunk at global
+    ``addr`` (``m`` valid elements) into ``sh`` at word ``base``; ``fetch(sh, base, t, G, j,
+    tmp)`` / ``put_back(...)`` move group ``j`` between shared memory and ``tmp``;
+    ``gload(addr, m, t, G, j, tmp)`` / ``gstore(...)`` move it between global memory and
+    ``tmp`` directly; ``get(tmp, k)`` is element ``k`` of the group as float32, ``put(tmp, k,
+    x)`` rounds ``x`` to the kind and writes it; ``elem(j, k, t, G)`` is its index in the chunk;
+    ``first(addr)`` reads element 0.
     """
     esz = ELEMENT_BYTES[kind]
     E = 16 // esz  # elements in one 16-byte access of this kind
     S = 16 // ELEMENT_BYTES[row_kind or kind]  # elements per slot group of the row layout
     if S % E:
         raise ValueError(f"make_io: {kind} cannot follow the layout of {row_kind}")
+    GW = S * esz // 4  # words per slot group
     V = PER_THREAD // S
-    P = PER_THREAD
     half = esz == 2
 
     if kind == "f32":
@@ -94,7 +86,7 @@ def make_io(kind: str, hw_bf16: bool, row_kind: str | None = None):
         def to_f32(h):
             return C.bits_to_f32(uint32(h) << 16)
 
-        if hw_bf16:
+        if sm80:
             @dev
             def bits(x):
                 return uint32(C.cvt_f32_to_bf16(x))
@@ -111,114 +103,141 @@ def make_io(kind: str, hw_bf16: bool, row_kind: str | None = None):
 
     if half:
         @dev
-        def get(raw, i):
-            w = raw[i // 2]
-            return to_f32(w & 0xFFFF) if i % 2 == 0 else to_f32(w >> 16)
+        def get(tmp, k):
+            w = tmp[k // 2]
+            return to_f32(w & 0xFFFF) if k % 2 == 0 else to_f32(w >> 16)
 
         @dev
-        def put(raw, i, x):
-            w = raw[i // 2]
-            if i % 2 == 0:
-                raw[i // 2] = uint32((w & 0xFFFF0000) | bits(x))
+        def put(tmp, k, x):
+            w = tmp[k // 2]
+            if k % 2 == 0:
+                tmp[k // 2] = uint32((w & 0xFFFF0000) | bits(x))
             else:
-                raw[i // 2] = uint32((w & 0xFFFF) | (bits(x) << 16))
+                tmp[k // 2] = uint32((w & 0xFFFF) | (bits(x) << 16))
 
         @dev
-        def ld1(a, ok, pad):
-            return uint32(M.ld_global_u16_if(uint64(a), uint32(ok))) if ok else uint32(pad)
+        def ld1(a, ok):
+            return uint32(M.ld_global_u16_if(uint64(a), uint32(ok)))
 
         @dev
         def st1(a, h, ok):
             M.st_global_u16_if(uint64(a), uint16(h), uint32(ok))
 
         @dev
-        def slot_bits(raw, i):
-            return (raw[i // 2] >> (16 * (i % 2))) & 0xFFFF
+        def slot_bits(tmp, k):
+            return (tmp[k // 2] >> (16 * (k % 2))) & 0xFFFF
 
         @dev
-        def set_slot(raw, i, h):
-            if i % 2 == 0:
-                raw[i // 2] = uint32((raw[i // 2] & 0xFFFF0000) | h)
+        def set_slot(tmp, k, h):
+            if k % 2 == 0:
+                tmp[k // 2] = uint32((tmp[k // 2] & 0xFFFF0000) | h)
             else:
-                raw[i // 2] = uint32((raw[i // 2] & 0xFFFF) | (h << 16))
+                tmp[k // 2] = uint32((tmp[k // 2] & 0xFFFF) | (h << 16))
     else:
         @dev
-        def get(raw, i):
-            return to_f32(raw[i])
+        def get(tmp, k):
+            return to_f32(tmp[k])
 
         @dev
-        def put(raw, i, x):
-            raw[i] = bits(x)
+        def put(tmp, k, x):
+            tmp[k] = bits(x)
 
         @dev
-        def ld1(a, ok, pad):
-            return M.ld_global_u32_if(uint64(a), uint32(ok)) if ok else uint32(pad)
+        def ld1(a, ok):
+            return M.ld_global_u32_if(uint64(a), uint32(ok))
 
         @dev
         def st1(a, h, ok):
             M.st_global_u32_if(uint64(a), uint32(h), uint32(ok))
 
         @dev
-        def slot_bits(raw, i):
-            return raw[i]
+        def slot_bits(tmp, k):
+            return tmp[k]
 
         @dev
-        def set_slot(raw, i, h):
-            raw[i] = uint32(h)
+        def set_slot(tmp, k, h):
+            tmp[k] = uint32(h)
 
     @dev
     def round_to(x):
         return to_f32(bits(x))
 
     @dev
-    def refresh(raw):
-        for q in range(P * esz // 4):
-            raw[q] = fresh_u32(raw[q])
-
-    @dev
     def first(addr):
-        return to_f32(ld1(addr, True, 0))
+        return to_f32(ld1(addr, True))
 
     @dev
-    def elem(i, t, G):
-        return ((i // S) * G + t) * S + i % S
+    def elem(j, k, t, G):
+        return (j * G + t) * S + k
 
     @dev
-    def load(addr, m, t, G, raw, pad):
-        for j in range(V):
-            e0 = (j * G + t) * S
-            if e0 + S <= m:
-                for q in range(S // E):
-                    w = M.ld_global_v4(uint64(addr + (e0 + q * E) * esz))
-                    base = (j * S + q * E) * esz // 4
-                    raw[base] = w[0]
-                    raw[base + 1] = w[1]
-                    raw[base + 2] = w[2]
-                    raw[base + 3] = w[3]
+    def fetch(sh, base, t, G, j, tmp):
+        for q in range(GW // 4):
+            w = M.ld_shared_v4(M.smem_addr(sh, base + (j * G + t) * GW + q * 4))
+            for i in range(4):
+                tmp[q * 4 + i] = w[i]
+
+    @dev
+    def put_back(sh, base, t, G, j, tmp):
+        for q in range(GW // 4):
+            M.st_shared_v4(M.smem_addr(sh, base + (j * G + t) * GW + q * 4),
+                           (tmp[q * 4], tmp[q * 4 + 1], tmp[q * 4 + 2], tmp[q * 4 + 3]))
+
+    @dev
+    def gload(addr, m, t, G, j, tmp):
+        for q in range(GW // 4):
+            e = (j * G + t) * S + q * E
+            if e + E <= m:
+                w = M.ld_global_v4(uint64(addr + e * esz))
+                for i in range(4):
+                    tmp[q * 4 + i] = w[i]
             else:
-                for k in range(S):
-                    set_slot(raw, j * S + k, ld1(addr + (e0 + k) * esz, e0 + k < m, pad))
+                for k in range(E):
+                    set_slot(tmp, q * E + k, ld1(addr + (e + k) * esz, e + k < m))
 
     @dev
-    def store(addr, m, t, G, raw):
-        for j in range(V):
-            e0 = (j * G + t) * S
-            if e0 + S <= m:
-                for q in range(S // E):
-                    base = (j * S + q * E) * esz // 4
-                    M.st_global_v4(uint64(addr + (e0 + q * E) * esz),
-                                   (raw[base], raw[base + 1], raw[base + 2], raw[base + 3]))
+    def gstore(addr, m, t, G, j, tmp):
+        for q in range(GW // 4):
+            e = (j * G + t) * S + q * E
+            if e + E <= m:
+                M.st_global_v4(uint64(addr + e * esz), (tmp[q * 4], tmp[q * 4 + 1],
+                                                        tmp[q * 4 + 2], tmp[q * 4 + 3]))
             else:
-                for k in range(S):
-                    st1(addr + (e0 + k) * esz, slot_bits(raw, j * S + k), e0 + k < m)
+                for k in range(E):
+                    st1(addr + (e + k) * esz, slot_bits(tmp, q * E + k), e + k < m)
 
-    return SimpleNamespace(load=load, store=store, get=get, put=put, round_to=round_to,
-                           first=first, elem=elem, refresh=refresh, words=P * esz // 4)
+    if sm80:
+        @dev
+        def issue(sh, base, addr, m, t, G):
+            for j in range(V):
+                for q in range(GW // 4):
+                    e = (j * G + t) * S + q * E
+                    nbytes = min(max(m - e, 0), E) * esz  # past the end: zero-filled, not read
+                    A.cp_async_cg(M.smem_addr(sh, base + (j * G + t) * GW + q * 4),
+                                  uint64(addr + e * esz), 16, uint32(nbytes))
+    else:  # sm_75 has no cp.async: through registers (zero past the end, as cp.async fills)
+        @dev
+        def issue(sh, base, addr, m, t, G):
+            tmp = cuda.local.array(GW, uint32)
+            for j in range(V):
+                gload(addr, m, t, G, j, tmp)
+                put_back(sh, base, t, G, j, tmp)
 
+    # wait(): this thread's staged groups are then visible to it (each thread reads back only
+    # what it wrote: no barrier needed); without cp.async they already are
+    if sm80:
+        @dev
+        def wait():
+            A.cp_async_commit_group()
+            A.cp_async_wait_all()
+    else:
+        @dev
+        def wait():
+            pass
 
-def words(kind: str) -> int:
-    """uint32 registers holding one thread's PER_THREAD values of ``kind``."""
-    return PER_THREAD * ELEMENT_BYTES[kind] // 4
+    return SimpleNamespace(issue=issue, wait=wait, fetch=fetch, put_back=put_back, gload=gload,
+                           gstore=gstore, get=get, put=put, round_to=round_to, first=first,
+                           elem=elem, gw=GW, groups=V, slot=S, words=PER_THREAD * esz // 4)
 
 
 @dev
@@ -285,4 +304,3 @@ def locate(phase, G, chunks):
 
 
 NEG_INF = np.float32(-np.inf)
-PAD_NEG_INF = {"f32": 0xFF800000, "bf16": 0xFF80, "f16": 0xFC00}  # -inf bits of each kind

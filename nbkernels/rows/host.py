@@ -22,7 +22,9 @@ from numba import cuda, types
 from .. import arrays, runner
 from ..arch import device_arch
 from ..errors import NbkernelsError
+from ..smem import max_dynamic_shared_memory
 from . import config as cfgmod
+from .device import PER_THREAD
 
 _TARGET = threading.local()  # validate --as: the arch to compile for instead of the GPU's
 
@@ -218,7 +220,22 @@ class Call:
             return None
         return getattr(_TARGET, "arch", None) or device_arch()
 
-    def config(self, r: Rows, forced: cfgmod.RowConfig | None) -> cfgmod.RowConfig:
+    def config(self, r: Rows, forced: cfgmod.RowConfig | None,
+               staged: int = 1) -> cfgmod.RowConfig:
+        """The layout for ``r``: forced, or chosen for this GPU; ``staged`` arrays of
+        PER_THREAD elements per thread go through shared memory."""
+        per_thread = max(staged, 1) * PER_THREAD * r.view.dtype.itemsize
+        limit = max_dynamic_shared_memory() // per_thread
+        max_threads = 32
+        while max_threads * 2 <= min(limit, cfgmod.MAX_THREADS):
+            max_threads *= 2
+        cfg = self._config(r, forced, max_threads)
+        if cfg.threads * cfg.rows_per_block > max_threads:
+            raise NbkernelsError(f"config: {cfg.describe()} stages {cfg.threads * per_thread} B "
+                                 f"of shared memory; this GPU allows {limit * per_thread}")
+        return cfg
+
+    def _config(self, r: Rows, forced, max_threads) -> cfgmod.RowConfig:
         env = os.environ.get("NBKERNELS_ROW_VARIANT")
         if forced is None and env:
             if env not in cfgmod.VARIANTS:
@@ -229,7 +246,7 @@ class Call:
                       "split": cfgmod.RowConfig("split", cfgmod.SPLIT_THREADS)}[env]
         if forced is not None:
             return cfgmod.with_chunks(forced, r.n)
-        return cfgmod.choose(r.n, r.rows, _sm_count(self.sim))
+        return cfgmod.choose(r.n, r.rows, _sm_count(self.sim), max_threads)
 
     # --- launching ------------------------------------------------------------------------
     def buf(self, r: Rows | None):
@@ -246,11 +263,11 @@ class Call:
             return 0
         return arrays.current_stream_handle(self.first.framework, self.first.device, self.stream)
 
-    def launch(self, kernel, sig, grid, block, args, tags, key_parts):
+    def launch(self, kernel, sig, grid, block, args, tags, key_parts, smem=0):
         """Launch ``kernel``; ``tags`` name the arguments a repeat call changes: an array
         argument's name (its data pointer), ``(name, byte offset)`` (a view into it), or
         "eps" (a scalar)."""
-        rec = runner.launch_jit(kernel, sig, (grid, 1, 1), block, 0, self.handle(), args,
+        rec = runner.launch_jit(kernel, sig, (grid, 1, 1), block, smem, self.handle(), args,
                                 key_parts, self.arch())
         if rec is None:
             return
@@ -424,19 +441,21 @@ def remember(key, call: Call, result_names, wrap=None):
         _FAST[key] = Replay(call, call.first.framework, result_names, wrap)
 
 
-def run_phases(call: Call, kernel, sig, cfg: cfgmod.RowConfig, rows: int, nstat: int, args,
-               tags, key_parts):
+def run_phases(call: Call, kernel, sig, cfg: cfgmod.RowConfig, rows: int, esz: int, nstat: int,
+               args, tags, key_parts):
     """Launch a row kernel in its layout: phase 0 (whole rows), or for a split layout phase 1
     (``nstat`` partial statistics per chunk into a float32 workspace) then phase 2 (combine,
     finish, store). ``args(phase, ws)`` gives the argument list of one launch."""
     if rows == 0:
         return
+    block = cfg.threads * cfg.rows_per_block
+    smem = block * kernel.nbk_staged * PER_THREAD * esz  # dynamic: the staged rows
     if cfg.variant == "split":
         ws, _keep = call.workspace(rows * cfg.chunks * nstat)
         for phase in (1, 2):
-            call.launch(kernel, sig, cfg.grid(rows), cfg.threads, args(phase, ws),
-                        tags + ("ws",), key_parts)
+            call.launch(kernel, sig, cfg.grid(rows), block, args(phase, ws), tags + ("ws",),
+                        key_parts, smem)
         return
     unused = np.zeros(1, np.float32) if call.sim else runner.DeviceBuf(runner.scratch(), 1, 4)
-    call.launch(kernel, sig, cfg.grid(rows), cfg.threads * cfg.rows_per_block,
-                args(0, unused), tags + (None,), key_parts)
+    call.launch(kernel, sig, cfg.grid(rows), block, args(0, unused), tags + (None,), key_parts,
+                smem)

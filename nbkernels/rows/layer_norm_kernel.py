@@ -12,7 +12,7 @@ from numba import cuda, float32, int64, types, uint32
 from ..intrinsics import memory as M
 from . import host
 from .config import for_arch
-from .device import (ELEMENT_BYTES, MAX_WARPS, PER_THREAD, group_sum, launch_bounds, locate,
+from .device import (ELEMENT_BYTES, MAX_THREADS, MAX_WARPS, PER_THREAD, group_sum, locate,
                      make_io)
 
 NSTAT = 2  # per chunk: mean and sum of squared deviations (combined exactly, Chan et al.)
@@ -32,44 +32,32 @@ def layer_norm_ref(x, weight=None, bias=None, eps=1e-5):
 
 
 @functools.lru_cache(maxsize=None)
-def build(kind: str, wkind: str, bkind: str, hw_bf16: bool, has_w: bool, has_b: bool):
-    io = make_io(kind, hw_bf16)
-    wio = make_io(wkind, hw_bf16, kind)
-    bio = make_io(bkind, hw_bf16, kind)
-    load, store, get, put, elem, first = io.load, io.store, io.get, io.put, io.elem, io.first
-    refresh = io.refresh
-    wload, wget, bload, bget = wio.load, wio.get, bio.load, bio.get
-    P, esz = PER_THREAD, ELEMENT_BYTES[kind]
-    wsz, bsz = ELEMENT_BYTES[wkind], ELEMENT_BYTES[bkind]
-    NW, WW, BW = io.words, wio.words, bio.words
+def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: bool):
+    io = make_io(kind, sm80)
+    wio = make_io(wkind, sm80, kind)
+    bio = make_io(bkind, sm80, kind)
+    issue, wait, fetch, gstore, get, put, elem, first = (io.issue, io.wait, io.fetch, io.gstore,
+                                                         io.get, io.put, io.elem, io.first)
+    wload, wget, bload, bget = wio.gload, wio.get, bio.gload, bio.get
+    P, esz, wsz, bsz = PER_THREAD, ELEMENT_BYTES[kind], ELEMENT_BYTES[wkind], ELEMENT_BYTES[bkind]
+    V, S, GW, WGW, BGW, NW = io.groups, io.slot, io.gw, wio.gw, bio.gw, io.words
     zero = float32(0)
-    held = NW + (WW if has_w else 0) + (BW if has_b else 0)
-    # Prefetching weight and bias before the reductions overlaps their latency but holds
-    # them across it: measured on the H200 it helps bf16 (x, w, b: 48 words) and costs f32
-    # (96 words: 58% -> 47% of copy bandwidth at 8192 x 8192), so f32 loads them after, one
-    # at a time (both at once spilled: nbkernels compile). With a 16-bit x the late path
-    # rounds the normalized value to x's dtype before the weight: one more rounding.
-    early = held <= 48
 
     @cuda.jit
     def layer_norm_kernel(X, W, B, Y, n, rows, sx, sy, eps, phase, G, chunks, WS):
         red = cuda.shared.array((4, MAX_WARPS), float32)
+        sm = cuda.shared.array(0, uint32)
         row, c, t = locate(phase, G, chunks)
         if row >= rows:
             return
         cap = G * P
         c0 = c * cap
         m = min(n - c0, cap)
-        raw = cuda.local.array(NW, uint32)
-        wraw = cuda.local.array(WW, uint32)
-        braw = cuda.local.array(BW, uint32)
+        xs = (cuda.threadIdx.x // G) * G * NW
         xrow = int64(M.gmem_addr(X, 0)) + row * sx * esz
-        if early and phase != 1:  # issued before the reductions: the latencies overlap
-            if has_w:
-                wload(int64(M.gmem_addr(W, 0)) + c0 * wsz, m, t, G, wraw, 0)
-            if has_b:
-                bload(int64(M.gmem_addr(B, 0)) + c0 * bsz, m, t, G, braw, 0)
-        load(xrow + c0 * esz, m, t, G, raw, 0)
+        issue(sm, xs, xrow + c0 * esz, m, t, G)
+        wait()
+        tmp = cuda.local.array(GW, uint32)
         if phase == 2:
             # chunk i holds cnt_i elements with mean_i and M2_i; the row's mean is the
             # count-weighted mean and M2 = sum(M2_i + cnt_i * (mean_i - mean)^2)
@@ -87,13 +75,17 @@ def build(kind: str, wkind: str, bkind: str, hw_bf16: bool, has_w: bool, has_b: 
             # mean exactly, so (x - mean) is exactly 0 and the output exactly the bias
             x0 = first(xrow)
             s = zero
-            for i in range(P):
-                s += get(raw, i) - x0 if elem(i, t, G) < m else zero
+            for j in range(V):
+                fetch(sm, xs, t, G, j, tmp)
+                for k in range(S):
+                    s += get(tmp, k) - x0 if elem(j, k, t, G) < m else zero
             mean = x0 + group_sum(s, G, red, 0) / float32(m)
             d = zero
-            for i in range(P):
-                dv = get(raw, i) - mean
-                d += dv * dv if elem(i, t, G) < m else zero
+            for j in range(V):
+                fetch(sm, xs, t, G, j, tmp)
+                for k in range(S):
+                    dv = get(tmp, k) - mean
+                    d += dv * dv if elem(j, k, t, G) < m else zero
             m2 = group_sum(d, G, red, 1)
             if phase == 1:
                 if t == 0:
@@ -101,26 +93,25 @@ def build(kind: str, wkind: str, bkind: str, hw_bf16: bool, has_w: bool, has_b: 
                     WS[2 * (row * chunks + c) + 1] = m2
                 return
         rstd = float32(1) / math.sqrt(m2 / float32(n) + eps)
-        refresh(raw)
-        for i in range(P):
-            y = (get(raw, i) - mean) * rstd
-            if early and has_w:
-                y *= wget(wraw, i)
-            if early and has_b:
-                y += bget(braw, i)
-            put(raw, i, y)
-        if not early:  # one vector at a time: x, weight and bias never all live together
+        wtmp = cuda.local.array(WGW, uint32)
+        btmp = cuda.local.array(BGW, uint32)
+        for j in range(V):
+            fetch(sm, xs, t, G, j, tmp)
             if has_w:
-                wload(int64(M.gmem_addr(W, 0)) + c0 * wsz, m, t, G, wraw, 0)
-                for i in range(P):
-                    put(raw, i, get(raw, i) * wget(wraw, i))
+                wload(int64(M.gmem_addr(W, 0)) + c0 * wsz, m, t, G, j, wtmp)
             if has_b:
-                bload(int64(M.gmem_addr(B, 0)) + c0 * bsz, m, t, G, braw, 0)
-                for i in range(P):
-                    put(raw, i, get(raw, i) + bget(braw, i))
-        store(int64(M.gmem_addr(Y, 0)) + (row * sy + c0) * esz, m, t, G, raw)
+                bload(int64(M.gmem_addr(B, 0)) + c0 * bsz, m, t, G, j, btmp)
+            for k in range(S):
+                y = (get(tmp, k) - mean) * rstd
+                if has_w:
+                    y *= wget(wtmp, k)
+                if has_b:
+                    y += bget(btmp, k)
+                put(tmp, k, y)
+            gstore(int64(M.gmem_addr(Y, 0)) + (row * sy + c0) * esz, m, t, G, j, tmp)
 
-    layer_norm_kernel.nbk_launch_bounds = launch_bounds(held if early else NW)
+    layer_norm_kernel.nbk_launch_bounds = (MAX_THREADS,)
+    layer_norm_kernel.nbk_staged = 1
     return layer_norm_kernel
 
 
@@ -152,7 +143,7 @@ def layer_norm(x, weight=None, bias=None, eps=1e-5, *, out=None, stream=None, co
     B = call.vector(bias, "bias", X) if bias is not None else None
     Y = call.output(out, "out", X)
     cfg = call.config(X, config)
-    hw = for_arch(call.arch()).hw_bf16
+    hw = for_arch(call.arch()).sm80
     wk = W.kind if W else "f32"
     bk = B.kind if B else "f32"
     kern = build(X.kind, wk, bk, hw, W is not None, B is not None)
@@ -165,7 +156,7 @@ def layer_norm(x, weight=None, bias=None, eps=1e-5, *, out=None, stream=None, co
 
     tags = ("x", "weight" if W else None, "bias" if B else None, "out", None, None, None, None,
             "eps", None, None, None)
-    host.run_phases(call, kern, SIG, cfg, X.rows, NSTAT, args, tags,
+    host.run_phases(call, kern, SIG, cfg, X.rows, X.view.dtype.itemsize, NSTAT, args, tags,
                     ("layer_norm", X.kind, wk, bk, hw, W is not None, B is not None))
     host.remember(key, call, ("out",))
     return call.finish(Y)

@@ -12,7 +12,7 @@ from numba import cuda, float32, int64, types, uint32
 from ..errors import NbkernelsError
 from ..intrinsics import memory as M
 from . import host
-from .device import (ELEMENT_BYTES, MAX_WARPS, PER_THREAD, group_sum, launch_bounds, locate,
+from .device import (ELEMENT_BYTES, MAX_THREADS, MAX_WARPS, PER_THREAD, group_sum, locate,
                      make_io)
 
 NormWithResidual = namedtuple("NormWithResidual", ["out", "residual"])
@@ -34,39 +34,35 @@ def rms_norm_ref(x, weight, eps=1e-6, residual=None):
 
 
 @functools.lru_cache(maxsize=None)
-def build(kind: str, wkind: str, hw_bf16: bool, resid: bool):
-    io = make_io(kind, hw_bf16)
-    wio = make_io(wkind, hw_bf16, kind)
-    load, store, get, put, refresh = io.load, io.store, io.get, io.put, io.refresh
-    wload, wget = wio.load, wio.get
-    P, esz, wsz, NW, WW = PER_THREAD, ELEMENT_BYTES[kind], ELEMENT_BYTES[wkind], io.words, wio.words
+def build(kind: str, wkind: str, sm80: bool, resid: bool):
+    io = make_io(kind, sm80)
+    wio = make_io(wkind, sm80, kind)
+    issue, wait, fetch, put_back, gstore = io.issue, io.wait, io.fetch, io.put_back, io.gstore
+    get, put, wload, wget = io.get, io.put, wio.gload, wio.get
+    P, esz, wsz, V, S, GW, WGW, NW = (PER_THREAD, ELEMENT_BYTES[kind], ELEMENT_BYTES[wkind],
+                                      io.groups, io.slot, io.gw, wio.gw, io.words)
+    NB = 2 if resid else 1  # staged buffers per group: x (and the residual)
     zero = float32(0)
-    # The weight is loaded before the reduction (its latency hidden behind the row's) unless
-    # that holds too many words across it: f32 with a residual spilled (nbkernels compile).
-    early = NW + WW + (NW if resid else 0) <= 64
 
     @cuda.jit
-    def rms_norm_kernel(X, R, W, Y, H, n, rows, sx, sr, sy, sh, eps, phase, G, chunks, WS):
+    def rms_norm_kernel(X, R, W, Y, H, n, rows, sx, sr, sy, sh_, eps, phase, G, chunks, WS):
         red = cuda.shared.array((2, MAX_WARPS), float32)
+        sm = cuda.shared.array(0, uint32)
         row, c, t = locate(phase, G, chunks)
         if row >= rows:
             return
         c0 = c * G * P
         m = min(n - c0, G * P)
-        raw = cuda.local.array(NW, uint32)
-        wraw = cuda.local.array(WW, uint32)
-        if early and phase != 1:  # issued before the reduction: the latencies overlap
-            wload(int64(M.gmem_addr(W, 0)) + c0 * wsz, m, t, G, wraw, 0)
+        xs = (cuda.threadIdx.x // G) * NB * G * NW  # this group's staging area (words)
+        rs = xs + G * NW
         if resid and phase == 2:  # the finishing pass reads back the stored h
-            load(int64(M.gmem_addr(H, 0)) + (row * sh + c0) * esz, m, t, G, raw, 0)
+            issue(sm, xs, int64(M.gmem_addr(H, 0)) + (row * sh_ + c0) * esz, m, t, G)
         else:
-            load(int64(M.gmem_addr(X, 0)) + (row * sx + c0) * esz, m, t, G, raw, 0)
+            issue(sm, xs, int64(M.gmem_addr(X, 0)) + (row * sx + c0) * esz, m, t, G)
             if resid:
-                rraw = cuda.local.array(NW, uint32)
-                load(int64(M.gmem_addr(R, 0)) + (row * sr + c0) * esz, m, t, G, rraw, 0)
-                for i in range(P):
-                    put(raw, i, get(raw, i) + get(rraw, i))  # h, rounded to x's dtype
-                store(int64(M.gmem_addr(H, 0)) + (row * sh + c0) * esz, m, t, G, raw)
+                issue(sm, rs, int64(M.gmem_addr(R, 0)) + (row * sr + c0) * esz, m, t, G)
+        wait()
+        tmp = cuda.local.array(GW, uint32)
         if phase == 2:
             ss = zero
             for i in range(t, chunks, G):
@@ -74,23 +70,34 @@ def build(kind: str, wkind: str, hw_bf16: bool, resid: bool):
             ss = group_sum(ss, G, red, 1)
         else:
             ss = zero
-            for i in range(P):
-                v = get(raw, i)
-                ss += v * v
+            for j in range(V):
+                fetch(sm, xs, t, G, j, tmp)
+                if resid:  # h = x + residual, rounded to x's dtype, stored and normalized
+                    rtmp = cuda.local.array(GW, uint32)
+                    fetch(sm, rs, t, G, j, rtmp)
+                    for k in range(S):
+                        put(tmp, k, get(tmp, k) + get(rtmp, k))
+                    put_back(sm, xs, t, G, j, tmp)
+                    gstore(int64(M.gmem_addr(H, 0)) + (row * sh_ + c0) * esz, m, t, G, j, tmp)
+                for k in range(S):
+                    v = get(tmp, k)
+                    ss += v * v
             ss = group_sum(ss, G, red, 0)
             if phase == 1:
                 if t == 0:
                     WS[row * chunks + c] = ss
                 return
         inv = float32(1) / math.sqrt(ss / float32(n) + eps)
-        refresh(raw)
-        if not early:
-            wload(int64(M.gmem_addr(W, 0)) + c0 * wsz, m, t, G, wraw, 0)
-        for i in range(P):
-            put(raw, i, get(raw, i) * inv * wget(wraw, i))
-        store(int64(M.gmem_addr(Y, 0)) + (row * sy + c0) * esz, m, t, G, raw)
+        wtmp = cuda.local.array(WGW, uint32)
+        for j in range(V):
+            fetch(sm, xs, t, G, j, tmp)
+            wload(int64(M.gmem_addr(W, 0)) + c0 * wsz, m, t, G, j, wtmp)
+            for k in range(S):
+                put(tmp, k, get(tmp, k) * inv * wget(wtmp, k))
+            gstore(int64(M.gmem_addr(Y, 0)) + (row * sy + c0) * esz, m, t, G, j, tmp)
 
-    rms_norm_kernel.nbk_launch_bounds = launch_bounds(NW + WW if early else NW)
+    rms_norm_kernel.nbk_launch_bounds = (MAX_THREADS,)
+    rms_norm_kernel.nbk_staged = NB
     return rms_norm_kernel
 
 
@@ -131,10 +138,10 @@ def rms_norm(x, weight, eps=1e-6, *, residual=None, out=None, residual_out=None,
         raise NbkernelsError("rms_norm: residual_out needs residual")
     Y = call.output(out, "out", X)
     H = call.output(residual_out, "residual_out", X) if R is not None else None
-    cfg = call.config(X, config)
+    cfg = call.config(X, config, 2 if residual is not None else 1)
     from .config import for_arch
 
-    hw = for_arch(call.arch()).hw_bf16
+    hw = for_arch(call.arch()).sm80
     kern = build(X.kind, W.kind, hw, R is not None)
     xb, wb, yb = call.buf(X), call.buf(W), call.buf(Y)
     rb, hb = call.buf(R), call.buf(H)
@@ -146,7 +153,7 @@ def rms_norm(x, weight, eps=1e-6, *, residual=None, out=None, residual_out=None,
 
     tags = ("x", "residual" if R else None, "weight", "out", "residual_out" if H else None,
             *[None] * 6, "eps", None, None, None)  # the workspace comes last: run_phases tags it
-    host.run_phases(call, kern, SIG, cfg, X.rows, NSTAT, args, tags,
+    host.run_phases(call, kern, SIG, cfg, X.rows, X.view.dtype.itemsize, NSTAT, args, tags,
                     ("rms_norm", X.kind, W.kind, hw, R is not None))
     host.remember(key, call, ("out", "residual_out") if R is not None else ("out",),
                   NormWithResidual._make if R is not None else None)

@@ -13,8 +13,8 @@ from ..errors import NbkernelsError
 from ..intrinsics import memory as M
 from . import host
 from .config import for_arch
-from .device import (ELEMENT_BYTES, MAX_WARPS, NEG_INF, PAD_NEG_INF, PER_THREAD, group_max,
-                     group_sum, launch_bounds, locate, make_io)
+from .device import (ELEMENT_BYTES, MAX_THREADS, MAX_WARPS, NEG_INF, PER_THREAD, group_max,
+                     group_sum, locate, make_io)
 
 NSTAT = 2  # per chunk: max and sum of exp(x - max)
 
@@ -27,22 +27,26 @@ def softmax_ref(x, axis=-1):
 
 
 @functools.lru_cache(maxsize=None)
-def build(kind: str, hw_bf16: bool):
-    io = make_io(kind, hw_bf16)
-    load, store, get, put, refresh = io.load, io.store, io.get, io.put, io.refresh
-    P, esz, NW, pad = PER_THREAD, ELEMENT_BYTES[kind], io.words, PAD_NEG_INF[kind]
+def build(kind: str, sm80: bool):
+    io = make_io(kind, sm80)
+    issue, wait, fetch, gstore, get, put, elem = (io.issue, io.wait, io.fetch, io.gstore, io.get,
+                                                  io.put, io.elem)
+    P, esz, V, S, GW, NW = PER_THREAD, ELEMENT_BYTES[kind], io.groups, io.slot, io.gw, io.words
     zero = float32(0)
 
     @cuda.jit
     def softmax_kernel(X, Y, n, rows, sx, sy, phase, G, chunks, WS):
         red = cuda.shared.array((4, MAX_WARPS), float32)
+        sm = cuda.shared.array(0, uint32)
         row, c, t = locate(phase, G, chunks)
         if row >= rows:
             return
         c0 = c * G * P
         m = min(n - c0, G * P)
-        raw = cuda.local.array(NW, uint32)
-        load(int64(M.gmem_addr(X, 0)) + (row * sx + c0) * esz, m, t, G, raw, pad)
+        xs = (cuda.threadIdx.x // G) * G * NW
+        issue(sm, xs, int64(M.gmem_addr(X, 0)) + (row * sx + c0) * esz, m, t, G)
+        wait()
+        tmp = cuda.local.array(GW, uint32)
         if phase == 2:
             mx = NEG_INF
             for i in range(t, chunks, G):
@@ -56,12 +60,16 @@ def build(kind: str, hw_bf16: bool):
             s = group_sum(s, G, red, 3)
         else:
             mx = NEG_INF
-            for i in range(P):
-                mx = max(mx, get(raw, i))
+            for j in range(V):
+                fetch(sm, xs, t, G, j, tmp)
+                for k in range(S):
+                    mx = max(mx, get(tmp, k) if elem(j, k, t, G) < m else NEG_INF)
             mx = group_max(mx, G, red, 0)
             s = zero
-            for i in range(P):  # padding slots are -inf: exp gives 0
-                s += math.exp(get(raw, i) - mx)
+            for j in range(V):
+                fetch(sm, xs, t, G, j, tmp)
+                for k in range(S):
+                    s += math.exp(get(tmp, k) - mx) if elem(j, k, t, G) < m else zero
             s = group_sum(s, G, red, 1)
             if phase == 1:
                 if t == 0:
@@ -69,12 +77,14 @@ def build(kind: str, hw_bf16: bool):
                     WS[2 * (row * chunks + c) + 1] = s
                 return
         inv = float32(1) / s
-        refresh(raw)
-        for i in range(P):  # exp again rather than keep 32 float32 registers per thread
-            put(raw, i, math.exp(get(raw, i) - mx) * inv)
-        store(int64(M.gmem_addr(Y, 0)) + (row * sy + c0) * esz, m, t, G, raw)
+        for j in range(V):
+            fetch(sm, xs, t, G, j, tmp)
+            for k in range(S):  # padding (zero-filled) is not stored; it must not overflow
+                put(tmp, k, math.exp(get(tmp, k) - mx) * inv if elem(j, k, t, G) < m else zero)
+            gstore(int64(M.gmem_addr(Y, 0)) + (row * sy + c0) * esz, m, t, G, j, tmp)
 
-    softmax_kernel.nbk_launch_bounds = launch_bounds(NW)
+    softmax_kernel.nbk_launch_bounds = (MAX_THREADS,)
+    softmax_kernel.nbk_staged = 1
     return softmax_kernel
 
 
@@ -107,7 +117,7 @@ def softmax(x, axis=-1, *, out=None, stream=None, config=None):
     X = call.rows(x, "x")
     Y = call.output(out, "out", X)
     cfg = call.config(X, config)
-    hw = for_arch(call.arch()).hw_bf16
+    hw = for_arch(call.arch()).sm80
     kern = build(X.kind, hw)
     xb, yb = call.buf(X), call.buf(Y)
 
@@ -115,7 +125,7 @@ def softmax(x, axis=-1, *, out=None, stream=None, config=None):
         return [xb, yb, np.int64(X.n), np.int64(X.rows), np.int64(X.stride), np.int64(Y.stride),
                 np.int64(phase), np.int64(cfg.threads), np.int64(cfg.chunks), ws]
 
-    host.run_phases(call, kern, SIG, cfg, X.rows, NSTAT, args,
+    host.run_phases(call, kern, SIG, cfg, X.rows, X.view.dtype.itemsize, NSTAT, args,
                     ("x", "out", None, None, None, None, None, None, None),
                     ("softmax", X.kind, hw))
     host.remember(key, call, ("out",))

@@ -12,7 +12,7 @@ from ..errors import NbkernelsError
 from ..intrinsics import memory as M
 from . import host
 from .config import for_arch
-from .device import ELEMENT_BYTES, PER_THREAD, launch_bounds, locate, make_io
+from .device import ELEMENT_BYTES, MAX_THREADS, PER_THREAD, locate, make_io
 
 
 def swiglu_ref(gate, up=None):
@@ -26,10 +26,10 @@ def swiglu_ref(gate, up=None):
 
 
 @functools.lru_cache(maxsize=None)
-def build(kind: str, hw_bf16: bool):
-    io = make_io(kind, hw_bf16)
-    load, store, get, put = io.load, io.store, io.get, io.put
-    P, esz, NW = PER_THREAD, ELEMENT_BYTES[kind], io.words
+def build(kind: str, sm80: bool):
+    io = make_io(kind, sm80)
+    gload, gstore, get, put = io.gload, io.gstore, io.get, io.put
+    P, esz, V, S, GW = PER_THREAD, ELEMENT_BYTES[kind], io.groups, io.slot, io.gw
     one = float32(1)
 
     @cuda.jit
@@ -39,16 +39,19 @@ def build(kind: str, hw_bf16: bool):
             return
         c0 = c * G * P
         m = min(n - c0, G * P)
-        g = cuda.local.array(NW, uint32)
-        u = cuda.local.array(NW, uint32)
-        load(int64(M.gmem_addr(Gt, 0)) + (row * sg + c0) * esz, m, t, G, g, 0)
-        load(int64(M.gmem_addr(U, 0)) + (row * su + c0) * esz, m, t, G, u, 0)
-        for i in range(P):
-            x = get(g, i)
-            put(g, i, x / (one + math.exp(-x)) * get(u, i))
-        store(int64(M.gmem_addr(Y, 0)) + (row * sy + c0) * esz, m, t, G, g)
+        g = cuda.local.array(GW, uint32)
+        u = cuda.local.array(GW, uint32)
+        # elementwise: nothing is read twice, so nothing is staged in shared memory
+        for j in range(V):
+            gload(int64(M.gmem_addr(Gt, 0)) + (row * sg + c0) * esz, m, t, G, j, g)
+            gload(int64(M.gmem_addr(U, 0)) + (row * su + c0) * esz, m, t, G, j, u)
+            for k in range(S):
+                x = get(g, k)
+                put(g, k, x / (one + math.exp(-x)) * get(u, k))
+            gstore(int64(M.gmem_addr(Y, 0)) + (row * sy + c0) * esz, m, t, G, j, g)
 
-    swiglu_kernel.nbk_launch_bounds = launch_bounds(2 * NW)
+    swiglu_kernel.nbk_launch_bounds = (MAX_THREADS,)
+    swiglu_kernel.nbk_staged = 0
     return swiglu_kernel
 
 
@@ -93,7 +96,7 @@ def swiglu(gate, up=None, *, out=None, stream=None, config=None):
         up_tag = "up"
     Y = call.output(out, "out", Gr)
     cfg = call.config(Gr, config)
-    hw = for_arch(call.arch()).hw_bf16
+    hw = for_arch(call.arch()).sm80
     kern = build(Gr.kind, hw)
     phase = 1 if cfg.variant == "split" else 0  # elementwise: a split layout is one pass
     if Gr.rows:
