@@ -235,7 +235,41 @@ def make_io(kind: str, sm80: bool, row_kind: str | None = None):
         def wait():
             pass
 
-    return SimpleNamespace(issue=issue, wait=wait, fetch=fetch, put_back=put_back, gload=gload,
+    @dev
+    def full(j, t, G, m):
+        """Group ``j`` holds no padding: its elements need no mask."""
+        return (j * G + t) * S + S <= m
+
+    @dev
+    def gload_all(addr, m, t, G, raw):
+        """All groups into ``raw`` (``words`` words, element i at slot i): every load issued
+        before any use, the most bytes in flight a thread can have without staging."""
+        for j in range(V):
+            for q in range(GW // 4):
+                e = (j * G + t) * S + q * E
+                if e + E <= m:
+                    w = M.ld_global_v4(uint64(addr + e * esz))
+                    for i in range(4):
+                        raw[j * GW + q * 4 + i] = w[i]
+                else:
+                    for k in range(E):
+                        set_slot(raw, j * S + q * E + k, ld1(addr + (e + k) * esz, e + k < m))
+
+    @dev
+    def gstore_all(addr, m, t, G, raw):
+        for j in range(V):
+            for q in range(GW // 4):
+                e = (j * G + t) * S + q * E
+                b = j * GW + q * 4
+                if e + E <= m:
+                    M.st_global_v4(uint64(addr + e * esz),
+                                   (raw[b], raw[b + 1], raw[b + 2], raw[b + 3]))
+                else:
+                    for k in range(E):
+                        st1(addr + (e + k) * esz, slot_bits(raw, j * S + q * E + k), e + k < m)
+
+    return SimpleNamespace(issue=issue, wait=wait, full=full, gload_all=gload_all,
+                           gstore_all=gstore_all, fetch=fetch, put_back=put_back, gload=gload,
                            gstore=gstore, get=get, put=put, round_to=round_to, first=first,
                            elem=elem, gw=GW, groups=V, slot=S, words=PER_THREAD * esz // 4)
 

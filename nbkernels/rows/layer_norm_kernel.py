@@ -39,6 +39,7 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
     issue, wait, fetch, gstore, get, put, elem, first = (io.issue, io.wait, io.fetch, io.gstore,
                                                          io.get, io.put, io.elem, io.first)
     wload, wget, bload, bget = wio.gload, wio.get, bio.gload, bio.get
+    full = io.full
     P, esz, wsz, bsz = PER_THREAD, ELEMENT_BYTES[kind], ELEMENT_BYTES[wkind], ELEMENT_BYTES[bkind]
     V, S, GW, WGW, BGW, NW = io.groups, io.slot, io.gw, wio.gw, bio.gw, io.words
     zero = float32(0)
@@ -74,18 +75,28 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
             # sums of x - x0 (x0: the row's first element): a row of equal values gets its
             # mean exactly, so (x - mean) is exactly 0 and the output exactly the bias
             x0 = first(xrow)
+            # masks per element only in a thread's last, partial group (instruction count)
             s = zero
             for j in range(V):
                 fetch(sm, xs, t, G, j, tmp)
-                for k in range(S):
-                    s += get(tmp, k) - x0 if elem(j, k, t, G) < m else zero
+                if full(j, t, G, m):
+                    for k in range(S):
+                        s += get(tmp, k) - x0
+                else:
+                    for k in range(S):
+                        s += get(tmp, k) - x0 if elem(j, k, t, G) < m else zero
             mean = x0 + group_sum(s, G, red, 0) / float32(m)
             d = zero
             for j in range(V):
                 fetch(sm, xs, t, G, j, tmp)
-                for k in range(S):
-                    dv = get(tmp, k) - mean
-                    d += dv * dv if elem(j, k, t, G) < m else zero
+                if full(j, t, G, m):
+                    for k in range(S):
+                        dv = get(tmp, k) - mean
+                        d += dv * dv
+                else:
+                    for k in range(S):
+                        dv = get(tmp, k) - mean
+                        d += dv * dv if elem(j, k, t, G) < m else zero
             m2 = group_sum(d, G, red, 1)
             if phase == 1:
                 if t == 0:

@@ -28,8 +28,8 @@ def swiglu_ref(gate, up=None):
 @functools.lru_cache(maxsize=None)
 def build(kind: str, sm80: bool):
     io = make_io(kind, sm80)
-    gload, gstore, get, put = io.gload, io.gstore, io.get, io.put
-    P, esz, V, S, GW = PER_THREAD, ELEMENT_BYTES[kind], io.groups, io.slot, io.gw
+    gload_all, gstore_all, get, put = io.gload_all, io.gstore_all, io.get, io.put
+    P, esz, NW = PER_THREAD, ELEMENT_BYTES[kind], io.words
     one = float32(1)
 
     @cuda.jit
@@ -39,16 +39,18 @@ def build(kind: str, sm80: bool):
             return
         c0 = c * G * P
         m = min(n - c0, G * P)
-        g = cuda.local.array(GW, uint32)
-        u = cuda.local.array(GW, uint32)
-        # elementwise: nothing is read twice, so nothing is staged in shared memory
-        for j in range(V):
-            gload(int64(M.gmem_addr(Gt, 0)) + (row * sg + c0) * esz, m, t, G, j, g)
-            gload(int64(M.gmem_addr(U, 0)) + (row * su + c0) * esz, m, t, G, j, u)
-            for k in range(S):
-                x = get(g, k)
-                put(g, k, x / (one + math.exp(-x)) * get(u, k))
-            gstore(int64(M.gmem_addr(Y, 0)) + (row * sy + c0) * esz, m, t, G, j, g)
+        # elementwise, nothing read twice: no staging. Every load is issued before the first
+        # store (a store could alias a later load, so the compiler keeps that order): a
+        # load-compute-store loop per 16-byte group measured 47% of copy bandwidth in bf16
+        # at 8192 x 8192 on the H200, against 76% this way.
+        g = cuda.local.array(NW, uint32)
+        u = cuda.local.array(NW, uint32)
+        gload_all(int64(M.gmem_addr(Gt, 0)) + (row * sg + c0) * esz, m, t, G, g)
+        gload_all(int64(M.gmem_addr(U, 0)) + (row * su + c0) * esz, m, t, G, u)
+        for i in range(P):
+            x = get(g, i)
+            put(g, i, x / (one + math.exp(-x)) * get(u, i))
+        gstore_all(int64(M.gmem_addr(Y, 0)) + (row * sy + c0) * esz, m, t, G, g)
 
     swiglu_kernel.nbk_launch_bounds = (MAX_THREADS,)
     swiglu_kernel.nbk_staged = 0
