@@ -5,7 +5,6 @@ same calls behave alike on a GPU (tests/test_rows_gpu.py runs the valid ones the
 """
 import json
 
-import pytest
 
 from .simrun import run_simulated
 

@@ -33,11 +33,6 @@ MAX_WARPS = MAX_THREADS // 32
 ELEMENT_BYTES = {"f16": 2, "bf16": 2, "f32": 4}
 
 
-def staged_bytes(kind: str, buffers: int = 1) -> int:
-    """Shared memory one thread stages: ``buffers`` arrays of PER_THREAD elements."""
-    return buffers * PER_THREAD * ELEMENT_BYTES[kind]
-
-
 def dev(fn):
     return cuda.jit(device=True, inline="always")(fn)
 
@@ -159,10 +154,6 @@ def make_io(kind: str, sm80: bool, row_kind: str | None = None):
             tmp[k] = uint32(h)
 
     @dev
-    def round_to(x):
-        return to_f32(bits(x))
-
-    @dev
     def first(addr):
         return to_f32(ld1(addr, True))
 
@@ -270,7 +261,7 @@ def make_io(kind: str, sm80: bool, row_kind: str | None = None):
 
     return SimpleNamespace(issue=issue, wait=wait, full=full, gload_all=gload_all,
                            gstore_all=gstore_all, fetch=fetch, put_back=put_back, gload=gload,
-                           gstore=gstore, get=get, put=put, round_to=round_to, first=first,
+                           gstore=gstore, get=get, put=put, first=first,
                            elem=elem, gw=GW, groups=V, slot=S, words=PER_THREAD * esz // 4)
 
 
