@@ -5,7 +5,6 @@ same calls behave alike on a GPU (tests/test_rows_gpu.py runs the valid ones the
 """
 import json
 
-
 from .simrun import run_simulated
 
 # (label, call as Python source, exception type name, words the message must contain)
