@@ -30,8 +30,8 @@ PUBLIC = (("float16", None, "f16"), ("bfloat16", None, "bf16"), ("float32", None
 
 def default_tile(kind: str, arch: Arch) -> cfgmod.TileConfig:
     """The tile ``plan`` picks for a large problem (4096^3) on ``arch`` without autotuning."""
-    if kind == "3xtf32":  # plan's fixed 3xtf32 tile (two fragments per operand)
-        return cfgmod.TileConfig(128, 128, 64, 2, 4, 3)
+    if kind in cfgmod.FIXED_TILES:
+        return cfgmod.FIXED_TILES[kind]
     return cfgmod.heuristic(kind, 4096, 4096, 4096, 1, 132, MAX_SMEM.get(arch.base, 99 * 1024))
 
 
@@ -48,23 +48,19 @@ def _mma(kind: str, sm75: bool, partial: bool, arch: Arch):
 def _simt(kind: str, arch: Arch):
     from . import simt_kernel
 
+    from . import run
+
     k = simt_kernel.build_kernel(kind)
-    nt = types.float32 if kind == "f32" else types.float64
-    # as run.execute passes it: A, B, C, D, 15 int64 sizes/strides, alpha, beta, grid, extras
-    sig = (types.Array(nt, 1, "C"),) * 4 + (types.int64,) * 15 + (nt, nt) + \
-        (types.int32, types.int32, types.Tuple(()))
-    return k.py_func, sig, None, 0
+    return k.py_func, run.simt_sig(kind, types.Tuple(())), None, 0
 
 
 def _reduce(out_kind: str, arch: Arch):
     from . import mma_kernel
 
+    from . import run
+
     k = mma_kernel.build_reduce(out_kind)
-    rt = types.int32 if out_kind == "s32" else types.float32
-    # as run._split_k passes it: W, C, D, M, N, splits, 6 strides, beta, extras
-    sig = (types.Array(types.uint8, 1, "C"),) * 3 + (types.int64,) * 2 + (types.int32,) + \
-        (types.int64,) * 6 + (rt, types.Tuple(()))
-    return k.py_func, sig, None, 0
+    return k.py_func, run.reduce_sig(out_kind, types.Tuple(())), None, 0
 
 
 def aot_variants(arch: Arch):

@@ -261,8 +261,8 @@ def plan(a, b, c=None, *, alpha=1, beta=0, out=None, precision=None, variant=Non
         p.reasons.append("tile given by the caller (tile= or NBKERNELS_TILE)")
     elif arch is not None and _tuned(p, a, b, c, alpha, beta, precision, variant):
         pass
-    elif kind == "3xtf32":
-        p.tile = cfgmod.TileConfig(128, 128, 64, 2, 4, 3)
+    elif kind in cfgmod.FIXED_TILES:
+        p.tile = cfgmod.FIXED_TILES[kind]
         p.reasons.append("3xtf32 keeps two fragments per operand: 64x32 warp tiles avoid spills")
     else:
         p.tile = cfgmod.heuristic(kind, m, n, ka, batch, sms, max_smem)

@@ -79,6 +79,8 @@ HEURISTIC_ORDER = (CANDIDATES[0], CANDIDATES[4], CANDIDATES[5])
 # tf32 fragments are twice as wide: 64x64 warp tiles (2x2 warps) spill 24 B/thread on sm_80 and
 # sm_90a with ptxas 13.4 (found by `nbkernels compile`); 2x4 warps of 64x32 do not.
 ORDER_BY_KIND = {"tf32": (CANDIDATES[3],) + HEURISTIC_ORDER[1:]}
+# 3xtf32 keeps two fragments per operand: one tile for every shape, 64x32 warp tiles.
+FIXED_TILES = {"3xtf32": TileConfig(128, 128, 64, 2, 4, 3)}
 
 
 def heuristic(kind: str, m: int, n: int, k: int, batch: int, sm_count: int,

@@ -109,17 +109,14 @@ def execute(p: "api.Plan", alpha, beta, stream=None, epilogue=None, extras=()):
         from . import simt_kernel as sk
 
         el = {"f32": np.float32, "f64": np.float64}[p.kind]
-        nt = types.float32 if p.kind == "f32" else types.float64
         A, B, D = runner.flat(va, el), runner.flat(vb, el), runner.flat(vd, el)
         C = runner.flat(vc, el) if vc is not None else D
         kern = api._simt(p.kind, epilogue, len(ext))
         gm, gn = -(-p.m // sk.BM), -(-p.n // sk.BN)
         scal = [p.m, p.n, p.k, va.strides[-2], va.strides[-1], vb.strides[-2], vb.strides[-1],
                 c3[1], c3[2], d3[1], d3[2]]
-        sig = (types.Array(nt, 1, "C"),) * 4 + (types.int64,) * 15 + (nt, nt) + \
-            (types.int32, types.int32, ext_types)
         bst = [_bstride(va), _bstride(vb), c3[0], d3[0]]
-        _batched_launch(kern, sig, gm * gn, sk.THREADS, 0, handle, p.batch, [A, B, C, D],
+        _batched_launch(kern, simt_sig(p.kind, ext_types), gm * gn, sk.THREADS, 0, handle, p.batch, [A, B, C, D],
                         bst, bst, scal, [el(alpha), el(beta_eff), np.int32(gm), np.int32(gn), ext],
                         ("simt", p.kind, epi_key), p.arch)
         return result
@@ -154,9 +151,26 @@ def execute(p: "api.Plan", alpha, beta, stream=None, epilogue=None, extras=()):
     return result
 
 
+# Kernel signatures, as execute and _split_k pass the arguments (nbkernels compile builds the
+# same ones: matmul/aot.py).
 def _mma_sig(at, ext_types):
+    """A, B, C, D (bytes), 13 int64 sizes/strides, alpha, beta, grid m/n, splits, kchunk."""
     return (types.Array(types.uint8, 1, "C"),) * 4 + (types.int64,) * 13 + (at, at) + \
         (types.int32, types.int32, types.int32, types.int64, ext_types)
+
+
+def simt_sig(kind, ext_types):
+    """A, B, C, D (elements), 15 int64 sizes/strides, alpha, beta, grid m/n."""
+    nt = types.float32 if kind == "f32" else types.float64
+    return (types.Array(nt, 1, "C"),) * 4 + (types.int64,) * 15 + (nt, nt) + \
+        (types.int32, types.int32, ext_types)
+
+
+def reduce_sig(out_kind, ext_types):
+    """W, C, D (bytes), M, N, splits, 6 strides, beta."""
+    rt = types.int32 if out_kind == "s32" else types.float32
+    return (types.Array(types.uint8, 1, "C"),) * 3 + (types.int64,) * 2 + (types.int32,) + \
+        (types.int64,) * 6 + (rt, ext_types)
 
 
 def _split_k(p, va, A, B, C, D, lda, ldb, c3, d3, bst, gm, gn, alpha, beta, ext, ext_types,
@@ -183,11 +197,8 @@ def _split_k(p, va, A, B, C, D, lda, ldb, c3, d3, bst, gm, gn, alpha, beta, ext,
             p.arch)
     out_kind = mma_kernel.OUT_KIND[p.kind]
     red = api._reduce(out_kind, epilogue, len(ext))
-    rt = types.int32 if p.kind == "s8" else types.float32
-    sig = (types.Array(types.uint8, 1, "C"),) * 3 + (types.int64,) * 2 + (types.int32,) + \
-        (types.int64,) * 6 + (rt, ext_types)
     threads = red.nbk_threads
-    _launch(red, sig, (-(-mn // threads), p.batch, 1), threads, 0, handle,
+    _launch(red, reduce_sig(out_kind, ext_types), (-(-mn // threads), p.batch, 1), threads, 0, handle,
             [W, C, D, np.int64(p.m), np.int64(p.n), np.int32(p.splits), np.int64(c3[1]),
              np.int64(c3[2]), np.int64(d3[1]), np.int64(d3[2]), np.int64(c3[0]),
              np.int64(d3[0]), cast(beta), ext],
