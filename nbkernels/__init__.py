@@ -10,6 +10,7 @@ from .errors import (
     SimulatorError,
     ToolchainError,
 )
+from .compat import CompatibilityError
 from . import intrinsics
 from .smem import enable_large_shared_memory, max_dynamic_shared_memory
 from .matmul import autotune, explain, gemm
@@ -20,4 +21,5 @@ __all__ = [
     "SimulatorError", "ToolchainError", "intrinsics", "enable_large_shared_memory",
     "max_dynamic_shared_memory", "gemm", "explain", "autotune", "__version__",
     "rms_norm", "layer_norm", "softmax", "swiglu", "RowConfig", "NormWithResidual",
+    "CompatibilityError",
 ]
