@@ -35,18 +35,29 @@ CASES += [("layer_norm", "float32", (4, 90), "contig", "nonfinite", "split"),
           ("softmax", "float32", (0, 8), "contig", None, None),
           ("layer_norm", "float32", (7,), "contig", None, None)]
 
+# Turing's path (no cp.async: rows staged through registers; bf16 rounded in integer code)
+SM75_CASES = [(op, dt, (3, 300), "contig", None, var)
+              for op in ("rms_norm_residual", "layer_norm", "softmax", "swiglu")
+              for dt in ("bfloat16", "float16") for var in (None, "split")]
+SM75_CASES += [("softmax", "bfloat16", (3, 50), "contig", "nonfinite", None)]
+
 SCRIPT = r'''
-import json, sys
+import contextlib, json, sys
 import numpy as np
 sys.path.insert(0, "tests")
 from row_cases import run_case
+from nbkernels.arch import Arch
+from nbkernels.rows import host
 rng = np.random.default_rng()
 fails = []
-for case in json.loads(sys.argv[1]):
-    try:
-        fails += run_case(tuple(case[:2]) + (tuple(case[2]),) + tuple(case[3:]), rng)
-    except Exception as e:
-        fails.append(f"{case}: {type(e).__name__}: {e}")
+target = host.target_arch(Arch.parse(sys.argv[2])) if len(sys.argv) > 2 else \
+    contextlib.nullcontext()
+with target:
+    for case in json.loads(sys.argv[1]):
+        try:
+            fails += run_case(tuple(case[:2]) + (tuple(case[2]),) + tuple(case[3:]), rng)
+        except Exception as e:
+            fails.append(f"{case}: {type(e).__name__}: {e}")
 print("RESULT " + json.dumps(fails))
 '''
 
@@ -55,6 +66,14 @@ print("RESULT " + json.dumps(fails))
 def test_row_kernels_in_simulator(chunk):
     cases = CASES[chunk::3]
     proc = run_simulated(["-c", SCRIPT, json.dumps(cases)])
+    line = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
+    assert line, proc.stdout[-3000:] + proc.stderr[-3000:]
+    fails = json.loads(line[0][7:])
+    assert not fails, "\n".join(fails[:20])
+
+
+def test_turing_path_in_simulator():
+    proc = run_simulated(["-c", SCRIPT, json.dumps(SM75_CASES), "sm_75"])
     line = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
     assert line, proc.stdout[-3000:] + proc.stderr[-3000:]
     fails = json.loads(line[0][7:])

@@ -216,9 +216,10 @@ class Call:
 
     # --- configuration --------------------------------------------------------------------
     def arch(self):
-        if self.sim:
-            return None
-        return getattr(_TARGET, "arch", None) or device_arch()
+        target = getattr(_TARGET, "arch", None)
+        if self.sim:  # None: the sm_80 code path; a target picks another (tests run sm_75's)
+            return target
+        return target or device_arch()
 
     def config(self, r: Rows, forced: cfgmod.RowConfig | None,
                staged: int = 1) -> cfgmod.RowConfig:
