@@ -29,6 +29,23 @@ def _simulated() -> bool:
     return bool(config.ENABLE_CUDASIM)
 
 
+_LIMITS: dict = {}
+NO_GPU_LIMITS = (132, _SIMULATED_OPTIN)  # an H100/H200: what the simulator and offline plans assume
+
+
+def device_limits() -> tuple:
+    """(SM count, largest opt-in dynamic shared memory per block) of the current device, read
+    once per device; :data:`NO_GPU_LIMITS` in the simulator or without a GPU."""
+    if _simulated() or not cuda.is_available():
+        return NO_GPU_LIMITS
+    dev = cuda.get_current_device()
+    lim = _LIMITS.get(dev.id)
+    if lim is None:
+        lim = _LIMITS[dev.id] = (int(dev.MULTIPROCESSOR_COUNT),
+                                 int(dev.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN))
+    return lim
+
+
 def max_dynamic_shared_memory(device=None) -> int:
     """Largest dynamic shared memory (bytes) one block may opt in to on ``device``."""
     if _simulated():

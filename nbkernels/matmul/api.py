@@ -16,6 +16,7 @@ import numpy as np
 from .. import arrays
 from ..arch import Arch, device_arch
 from ..errors import NbkernelsError
+from ..smem import device_limits
 from . import config as cfgmod
 from . import mma_kernel, simt_kernel
 
@@ -141,19 +142,6 @@ def _select_variant(kind, arch, forced):
 
 
 #: (SMs, opt-in shared memory per block) assumed where there is no GPU (an H100/H200).
-NO_GPU_LIMITS = (132, 227 * 1024)
-
-
-def _device_limits():
-    from numba import cuda
-    from numba.cuda import config
-
-    if config.ENABLE_CUDASIM or not cuda.is_available():
-        return NO_GPU_LIMITS
-    dev = cuda.get_current_device()
-    return int(dev.MULTIPROCESSOR_COUNT), int(dev.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
-
-
 def plan(a, b, c=None, *, alpha=1, beta=0, out=None, precision=None, variant=None,
          tile=None) -> Plan:
     """Validate a call and decide how it runs; raises before anything is touched."""
@@ -249,7 +237,7 @@ def plan(a, b, c=None, *, alpha=1, beta=0, out=None, precision=None, variant=Non
     if var == "sm75":
         p.aligned = False
         p.reasons.append("sm_75 has no cp.async: ordinary loads")
-    sms, max_smem = _device_limits()
+    sms, max_smem = device_limits()
     tile = tile or _env_tile()
     if tile is not None:
         if not isinstance(tile, cfgmod.TileConfig):

@@ -54,7 +54,7 @@ class Launcher:
 
     def __call__(self, ptrs, a, c, out, alpha, beta, stream):
         pa, pb, pc, pd = ptrs
-        hint = _FrameworkHint(self.framework, a)
+        hint = runner.FrameworkHint(self.framework, a)
         if out is None:
             out = runner.empty(hint, self.out_shape, self.out_dtype)
             pd = arrays.fast_desc(out)[1]
@@ -68,16 +68,6 @@ class Launcher:
                 step.packed.set(i, src[name])
             launch.launch_packed(step.fn, step.grid, step.block, step.smem, stream, step.packed)
         return out
-
-
-class _FrameworkHint:
-    """Enough of an ArrayView for runner.empty: framework, device, the object."""
-
-    def __init__(self, framework, like):
-        self.framework = framework
-        self.host = False
-        self.obj = like
-        self.device = like.device.id if framework == "cupy" else like.device.index
 
 
 def _fields(tag, n_scalars):

@@ -119,9 +119,9 @@ def autotune(a, b, c=None, *, candidates=None, reps=10, progress=True, **kwargs)
 
 
 def _limits():
-    from .api import _device_limits
+    from ..smem import device_limits
 
-    return _device_limits()
+    return device_limits()
 
 
 def _progress(items, enabled):

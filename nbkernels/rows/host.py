@@ -22,7 +22,7 @@ from numba import cuda, types
 from .. import arrays, runner
 from ..arch import device_arch
 from ..errors import NbkernelsError
-from ..smem import max_dynamic_shared_memory
+from ..smem import device_limits
 from . import config as cfgmod
 from .device import PER_THREAD
 
@@ -226,17 +226,18 @@ class Call:
         """The layout for ``r``: forced, or chosen for this GPU; ``staged`` arrays of
         PER_THREAD elements per thread go through shared memory."""
         per_thread = max(staged, 1) * PER_THREAD * r.view.dtype.itemsize
-        limit = max_dynamic_shared_memory() // per_thread
+        sms, max_smem = device_limits()
+        limit = max_smem // per_thread
         max_threads = 32
         while max_threads * 2 <= min(limit, cfgmod.MAX_THREADS):
             max_threads *= 2
-        cfg = self._config(r, forced, max_threads)
+        cfg = self._config(r, forced, max_threads, sms)
         if cfg.threads * cfg.rows_per_block > max_threads:
             raise NbkernelsError(f"config: {cfg.describe()} stages {cfg.threads * per_thread} B "
                                  f"of shared memory; this GPU allows {limit * per_thread}")
         return cfg
 
-    def _config(self, r: Rows, forced, max_threads) -> cfgmod.RowConfig:
+    def _config(self, r: Rows, forced, max_threads, sms) -> cfgmod.RowConfig:
         env = os.environ.get("NBKERNELS_ROW_VARIANT")
         if forced is None and env:
             if env not in cfgmod.VARIANTS:
@@ -247,7 +248,7 @@ class Call:
                       "split": cfgmod.RowConfig("split", cfgmod.SPLIT_THREADS)}[env]
         if forced is not None:
             return cfgmod.with_chunks(forced, r.n)
-        return cfgmod.choose(r.n, r.rows, _sm_count(self.sim), max_threads)
+        return cfgmod.choose(r.n, r.rows, sms, max_threads)
 
     # --- launching ------------------------------------------------------------------------
     def buf(self, r: Rows | None):
@@ -298,18 +299,6 @@ def _copy_into(dst, src):
     else:
         raise NbkernelsError("out: an output that is not CuPy, NumPy or torch must have "
                              "row-major rows (unit last-axis stride)")
-
-
-_SMS = {}
-
-
-def _sm_count(sim):
-    if sim:
-        return 132
-    dev = cuda.get_current_device()
-    if dev.id not in _SMS:
-        _SMS[dev.id] = dev.MULTIPROCESSOR_COUNT
-    return _SMS[dev.id]
 
 
 # --- NumPy / torch-CPU arrays with a GPU present ---------------------------------------------
@@ -408,7 +397,7 @@ class Replay:
         src.update(scalars)
         made = {}
         like = next(x for x in named.values() if x is not None)
-        hint = _Hint(self.framework, like)
+        hint = runner.FrameworkHint(self.framework, like)
         for tag, shape, dtype in self.allocs:
             made[tag] = runner.empty(hint, shape, dtype)
             src[tag] = arrays.fast_desc(made[tag])[1]
@@ -423,14 +412,6 @@ class Replay:
         if len(res) == 1:
             return res[0]
         return self.wrap(res) if self.wrap else tuple(res)
-
-
-class _Hint:
-    """Enough of an ArrayView for runner.empty."""
-
-    def __init__(self, framework, like):
-        self.framework, self.host, self.obj = framework, False, like
-        self.device = like.device.id if framework == "cupy" else like.device.index
 
 
 def remember(key, call: Call, result_names, wrap=None):
