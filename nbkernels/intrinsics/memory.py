@@ -41,91 +41,43 @@ gmem_addr = build(InstructionSpec(
 ))
 
 
-def _ld_v4(addr):
-    words = sim.global_bytes(int(addr), 16, "ld_global_v4").view(np.uint32)
-    return tuple(np.uint32(w) for w in words)
+def _vector(space, addr_type, bytes_of, ld_sass, st_sass):
+    """``ld_<space>_v4`` and ``st_<space>_v4``: 16 bytes as four uint32 words."""
+    where = f"16-byte-aligned {space}-space address"
+
+    def ld_sim(addr):
+        words = bytes_of(int(addr), 16, f"ld_{space}_v4").view(np.uint32)
+        return tuple(np.uint32(w) for w in words)
+
+    def st_sim(addr, values):
+        if len(values) != 4:
+            raise sim.SimulatorError(f"st_{space}_v4: values must be 4 words, got {len(values)}")
+        bytes_of(int(addr), 16, f"st_{space}_v4").view(np.uint32)[:] = [
+            int(v) & 0xFFFFFFFF for v in values
+        ]
+
+    ld = build(InstructionSpec(
+        name=f"ld_{space}_v4", family="vector", ptx=f"ld.{space}.v4.u32 $d, [$addr];",
+        outputs=(Operand("d", types.uint32, 4),),
+        inputs=(Operand("addr", addr_type, doc=where),),
+        min_arch=SM75, memory=True, sass=ld_sass, simulate=ld_sim,
+        doc=f"Load 16 bytes from {space} memory as four uint32 words."))
+    st = build(InstructionSpec(
+        name=f"st_{space}_v4", family="vector", ptx=f"st.{space}.v4.u32 [$addr], $values;",
+        inputs=(Operand("addr", addr_type, doc=where),
+                Operand("values", types.uint32, 4, doc="four uint32 words")),
+        min_arch=SM75, memory=True, sass=st_sass, simulate=st_sim,
+        doc=f"Store four uint32 words (16 bytes) to {space} memory."))
+    return ld, st
 
 
-def _st_v4(addr, values):
-    if len(values) != 4:
-        raise sim.SimulatorError(f"st_global_v4: values must be 4 words, got {len(values)}")
-    sim.global_bytes(int(addr), 16, "st_global_v4").view(np.uint32)[:] = [
-        int(v) & 0xFFFFFFFF for v in values
-    ]
-
-
-ld_global_v4 = build(InstructionSpec(
-    name="ld_global_v4",
-    family="vector",
-    ptx="ld.global.v4.u32 $d, [$addr];",
-    outputs=(Operand("d", types.uint32, 4),),
-    inputs=(Operand("addr", types.uint64, doc="16-byte-aligned global address"),),
-    min_arch=SM75,
-    memory=True,
-    sass=("LDG.E.128",),
-    simulate=_ld_v4,
-    doc="Load 16 bytes from global memory as four uint32 words.",
-))
-
-st_global_v4 = build(InstructionSpec(
-    name="st_global_v4",
-    family="vector",
-    ptx="st.global.v4.u32 [$addr], $values;",
-    inputs=(
-        Operand("addr", types.uint64, doc="16-byte-aligned global address"),
-        Operand("values", types.uint32, 4, doc="four uint32 words"),
-    ),
-    min_arch=SM75,
-    memory=True,
-    sass=("STG.E.128",),
-    simulate=_st_v4,
-    doc="Store four uint32 words (16 bytes) to global memory.",
-))
-
-
-
-def _lds_v4(addr):
-    words = sim.shared_bytes(int(addr), 16, "ld_shared_v4").view(np.uint32)
-    return tuple(np.uint32(w) for w in words)
-
-
-def _sts_v4(addr, values):
-    if len(values) != 4:
-        raise sim.SimulatorError(f"st_shared_v4: values must be 4 words, got {len(values)}")
-    sim.shared_bytes(int(addr), 16, "st_shared_v4").view(np.uint32)[:] = [
-        int(v) & 0xFFFFFFFF for v in values
-    ]
-
-
-# 16-byte shared accesses: a warp reading one 16-byte word per lane from consecutive words is
-# conflict-free with LDS.128, where four 4-byte loads of the same data conflict 4 ways.
-ld_shared_v4 = build(InstructionSpec(
-    name="ld_shared_v4",
-    family="vector",
-    ptx="ld.shared.v4.u32 $d, [$addr];",
-    outputs=(Operand("d", types.uint32, 4),),
-    inputs=(Operand("addr", types.uint32, doc="16-byte-aligned shared-space address"),),
-    min_arch=SM75,
-    memory=True,
-    sass=("LDS",),  # LDS.128 (sm_80+), LDS.U.128 (sm_75)
-    simulate=_lds_v4,
-    doc="Load 16 bytes from shared memory (smem_addr) as four uint32 words.",
-))
-
-st_shared_v4 = build(InstructionSpec(
-    name="st_shared_v4",
-    family="vector",
-    ptx="st.shared.v4.u32 [$addr], $values;",
-    inputs=(
-        Operand("addr", types.uint32, doc="16-byte-aligned shared-space address"),
-        Operand("values", types.uint32, 4, doc="four uint32 words"),
-    ),
-    min_arch=SM75,
-    memory=True,
-    sass=("STS.128",),
-    simulate=_sts_v4,
-    doc="Store four uint32 words (16 bytes) to shared memory (smem_addr).",
-))
+ld_global_v4, st_global_v4 = _vector("global", types.uint64, sim.global_bytes, ("LDG.E.128",),
+                                     ("STG.E.128",))
+# 16-byte shared accesses (addresses from smem_addr): a warp reading one 16-byte word per lane
+# from consecutive words is conflict-free with LDS.128, where four 4-byte loads of the same
+# data conflict 4 ways. (LDS.128 on sm_80+, LDS.U.128 on sm_75.)
+ld_shared_v4, st_shared_v4 = _vector("shared", types.uint32, sim.shared_bytes, ("LDS",),
+                                     ("STS.128",))
 
 __all__ = ["smem_addr", "gmem_addr", "ld_global_v4", "st_global_v4", "ld_shared_v4",
            "st_shared_v4"]
