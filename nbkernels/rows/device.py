@@ -318,14 +318,18 @@ def group_max(v, G, red, slot):
 
 
 @dev
-def locate(phase, G, chunks):
-    """(row, chunk, thread in group). Phase 0: a block holds blockDim / G whole rows.
-    Phases 1 and 2 (long rows): block b is chunk b % chunks of row b // chunks."""
+def locate(phase, G, chunks, n):
+    """(row, chunk, thread in group, chunk's first element, elements in the chunk). Phase 0:
+    a block holds blockDim / G whole rows. Phases 1 and 2 (long rows): block b is chunk
+    b % chunks of row b // chunks."""
     tb = cuda.threadIdx.x
     if phase == 0:
-        return int64(cuda.blockIdx.x) * (cuda.blockDim.x // G) + tb // G, int64(0), tb % G
-    b = int64(cuda.blockIdx.x)
-    return b // chunks, b % chunks, tb % G
+        row, c = int64(cuda.blockIdx.x) * (cuda.blockDim.x // G) + tb // G, int64(0)
+    else:
+        b = int64(cuda.blockIdx.x)
+        row, c = b // chunks, b % chunks
+    c0 = c * G * PER_THREAD
+    return row, c, tb % G, c0, min(n - c0, G * PER_THREAD)
 
 
 NEG_INF = np.float32(-np.inf)

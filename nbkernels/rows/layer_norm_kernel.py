@@ -48,12 +48,10 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
     def layer_norm_kernel(X, W, B, Y, n, rows, sx, sy, eps, phase, G, chunks, WS):
         red = cuda.shared.array((4, MAX_WARPS), float32)
         sm = cuda.shared.array(0, uint32)
-        row, c, t = locate(phase, G, chunks)
+        row, c, t, c0, m = locate(phase, G, chunks, n)
         if row >= rows:
             return
         cap = G * P
-        c0 = c * cap
-        m = min(n - c0, cap)
         xs = (cuda.threadIdx.x // G) * G * NW
         xrow = int64(M.gmem_addr(X, 0)) + row * sx * esz
         issue(sm, xs, xrow + c0 * esz, m, t, G)

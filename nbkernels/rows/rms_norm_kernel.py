@@ -12,8 +12,7 @@ from numba import cuda, float32, int64, types, uint32
 from ..errors import NbkernelsError
 from ..intrinsics import memory as M
 from . import host
-from .device import (ELEMENT_BYTES, MAX_THREADS, MAX_WARPS, PER_THREAD, group_sum, locate,
-                     make_io)
+from .device import ELEMENT_BYTES, MAX_THREADS, MAX_WARPS, group_sum, locate, make_io
 
 NormWithResidual = namedtuple("NormWithResidual", ["out", "residual"])
 NSTAT = 1  # partial sum of squares per chunk
@@ -39,8 +38,8 @@ def build(kind: str, wkind: str, sm80: bool, resid: bool):
     wio = make_io(wkind, sm80, kind)
     issue, wait, fetch, put_back, gstore = io.issue, io.wait, io.fetch, io.put_back, io.gstore
     get, put, wload, wget = io.get, io.put, wio.gload, wio.get
-    P, esz, wsz, V, S, GW, WGW, NW = (PER_THREAD, ELEMENT_BYTES[kind], ELEMENT_BYTES[wkind],
-                                      io.groups, io.slot, io.gw, wio.gw, io.words)
+    esz, wsz, V, S, GW, WGW, NW = (ELEMENT_BYTES[kind], ELEMENT_BYTES[wkind], io.groups,
+                                   io.slot, io.gw, wio.gw, io.words)
     NB = 2 if resid else 1  # staged buffers per group: x (and the residual)
     zero = float32(0)
 
@@ -48,11 +47,9 @@ def build(kind: str, wkind: str, sm80: bool, resid: bool):
     def rms_norm_kernel(X, R, W, Y, H, n, rows, sx, sr, sy, sh_, eps, phase, G, chunks, WS):
         red = cuda.shared.array((2, MAX_WARPS), float32)
         sm = cuda.shared.array(0, uint32)
-        row, c, t = locate(phase, G, chunks)
+        row, c, t, c0, m = locate(phase, G, chunks, n)
         if row >= rows:
             return
-        c0 = c * G * P
-        m = min(n - c0, G * P)
         xs = (cuda.threadIdx.x // G) * NB * G * NW  # this group's staging area (words)
         rs = xs + G * NW
         if resid and phase == 2:  # the finishing pass reads back the stored h

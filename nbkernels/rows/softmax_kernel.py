@@ -13,7 +13,7 @@ from ..errors import NbkernelsError
 from ..intrinsics import memory as M
 from . import host
 from .config import for_arch
-from .device import (ELEMENT_BYTES, MAX_THREADS, MAX_WARPS, NEG_INF, PER_THREAD, group_max,
+from .device import (ELEMENT_BYTES, MAX_THREADS, MAX_WARPS, NEG_INF, group_max,
                      group_sum, locate, make_io)
 
 NSTAT = 2  # per chunk: max and sum of exp(x - max)
@@ -32,18 +32,16 @@ def build(kind: str, sm80: bool):
     issue, wait, fetch, gstore, get, put, elem = (io.issue, io.wait, io.fetch, io.gstore, io.get,
                                                   io.put, io.elem)
     full = io.full
-    P, esz, V, S, GW, NW = PER_THREAD, ELEMENT_BYTES[kind], io.groups, io.slot, io.gw, io.words
+    esz, V, S, GW, NW = ELEMENT_BYTES[kind], io.groups, io.slot, io.gw, io.words
     zero = float32(0)
 
     @cuda.jit
     def softmax_kernel(X, Y, n, rows, sx, sy, phase, G, chunks, WS):
         red = cuda.shared.array((4, MAX_WARPS), float32)
         sm = cuda.shared.array(0, uint32)
-        row, c, t = locate(phase, G, chunks)
+        row, c, t, c0, m = locate(phase, G, chunks, n)
         if row >= rows:
             return
-        c0 = c * G * P
-        m = min(n - c0, G * P)
         xs = (cuda.threadIdx.x // G) * G * NW
         issue(sm, xs, int64(M.gmem_addr(X, 0)) + (row * sx + c0) * esz, m, t, G)
         wait()

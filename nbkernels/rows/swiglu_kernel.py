@@ -34,11 +34,9 @@ def build(kind: str, sm80: bool):
 
     @cuda.jit
     def swiglu_kernel(Gt, U, Y, n, rows, sg, su, sy, phase, G, chunks):
-        row, c, t = locate(phase, G, chunks)
+        row, c, t, c0, m = locate(phase, G, chunks, n)
         if row >= rows:
             return
-        c0 = c * G * P
-        m = min(n - c0, G * P)
         # elementwise, nothing read twice: no staging. Every load is issued before the first
         # store (a store could alias a later load, so the compiler keeps that order): a
         # load-compute-store loop per 16-byte group measured 47% of copy bandwidth in bf16
