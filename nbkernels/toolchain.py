@@ -147,11 +147,11 @@ def sass_opcodes(sass: str) -> list[str]:
     return ops
 
 
-def compile_ptx_for(func, signature, arch) -> str:
+def compile_ptx_for(func, signature, arch, launch_bounds=None) -> str:
     """PTX of a kernel for ``arch`` without a GPU (numba-cuda's compile_ptx with cc)."""
     from numba import cuda
 
     arch = Arch.parse(arch)
     pyfunc = getattr(func, "py_func", func)
-    ptx, _ = cuda.compile_ptx(pyfunc, signature, cc=arch.cc)
+    ptx, _ = cuda.compile_ptx(pyfunc, signature, cc=arch.cc, launch_bounds=launch_bounds)
     return ptx

@@ -21,8 +21,9 @@ def gemm(a=None, b=None, c=None, *, alpha=1, beta=0, out=None, precision=None, s
     cores with float32-level accuracy), "tf32" or "fp32"), int8 (int32 result), float64.
     ``c`` broadcasts to the result and has the result dtype. ``out`` receives the result in
     place. ``stream`` is a CuPy, torch or numba stream (default: the caller's current one).
-    ``variant`` ("sm80", "sm75", "simt"; or env NBKERNELS_VARIANT) forces a kernel variant, and
-    ``tile`` (a :class:`TileConfig`; or env NBKERNELS_TILE) a tile configuration.
+    ``variant`` ("sm90a", "sm80", "sm75", "simt"; or env NBKERNELS_VARIANT) forces a kernel
+    variant, and ``tile`` (a :class:`TileConfig`, or a ``WgmmaConfig`` for sm90a; or env
+    NBKERNELS_TILE for the sm_80-class kernel) a tile configuration.
 
     Used as a decorator on ``def epilogue(acc, i, j, *extra)``, returns a fused GEMM
     ``fused(a, b, *extra, out=None, ...)`` that applies the epilogue to every accumulator
@@ -38,7 +39,7 @@ def gemm(a=None, b=None, c=None, *, alpha=1, beta=0, out=None, precision=None, s
                             current_stream_handle(launcher.framework, None, stream))
     p = plan(a, b, c, alpha=alpha, beta=beta, out=out, precision=precision, variant=variant,
              tile=tile)
-    run._LAST.launches, run._LAST.workspace = [], None
+    run._LAST.launches, run._LAST.workspace, run._LAST.maps = [], None, None
     try:
         result = execute(p, alpha, beta, stream)
         fast.remember(key, p, c, out is not None)

@@ -50,7 +50,8 @@ class _Step:
 
 
 class Launcher:
-    __slots__ = ("steps", "cast", "out_shape", "out_dtype", "framework", "has_c", "workspace")
+    __slots__ = ("steps", "cast", "out_shape", "out_dtype", "framework", "has_c", "workspace",
+                 "maps")
 
     def __call__(self, ptrs, a, c, out, alpha, beta, stream):
         pa, pb, pc, pd = ptrs
@@ -63,6 +64,8 @@ class Launcher:
         if self.workspace is not None:
             work = runner.empty(hint, *self.workspace)  # stream-ordered pool allocation
             src["w"] = arrays.fast_desc(work)[1]
+        if self.maps is not None:  # sm90a: the tensor maps of these a and b (cached by address)
+            src["tm"] = self.maps.device_ptr(pa, pb)
         for step in self.steps:
             for i, name in step.fields:
                 step.packed.set(i, src[name])
@@ -72,6 +75,8 @@ class Launcher:
 
 def _fields(tag, n_scalars):
     """Where the per-call values go, by kernel: see the signatures in run.py."""
+    if tag == "wgmma":  # maps (2-D array: 9 fields), C, D (7 each), 9 int64, alpha, beta
+        return [(4, "tm"), (13, "c"), (20, "d"), (32, "alpha"), (33, "beta")]
     alpha = 28 + n_scalars
     if tag in ("mma", "simt"):
         return list(zip(_PTR, "abcd")) + [(alpha, "alpha"), (alpha + 1, "beta")]
@@ -106,4 +111,5 @@ def remember(key, p, c, out_given):
     lz.framework = p.a.framework
     lz.has_c = c is not None
     lz.workspace = getattr(run._LAST, "workspace", None) if p.splits > 1 else None
+    lz.maps = getattr(run._LAST, "maps", None) if p.variant == "sm90a" else None
     _FAST[key] = lz

@@ -1,0 +1,199 @@
+"""Hopper GEMM speed: the sm90a kernel against cuBLAS, Triton and the sm_80-class kernel, in one
+process: ``python -m nbkernels.matmul.bench_hopper``.
+
+CUDA events around each call after warm-up (the repeat-call path: no planning inside the
+events), medians, input sets rotated past L2, cuBLAS through ``torch.matmul`` and a Triton
+matmul (the tutorial's kernel, autotuned over its Hopper configurations) on the same buffers
+in the same run. FLOPs = 2*M*N*K. Each result is also checked against cuBLAS's. ``--prewarm``
+first compiles the sm90a configurations in parallel processes (15 s each on one core).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+
+import numpy as np
+
+SHAPES = {"key": [(2048, 2048, 2048), (4096, 4096, 4096), (8192, 8192, 8192),
+                  (4096, 11008, 4096), (8192, 8192, 1024)],
+          "sweep": [(s, s, s) for s in (128, 256, 512, 1024, 2048, 4096, 8192)]
+          + [(16, 4096, 4096), (4096, 11008, 4096), (8192, 8192, 1024)]}
+
+
+def _triton_matmul():
+    """The Triton tutorial's matmul (grouped tile order, fp32 accumulation), autotuned."""
+    import torch
+    import triton
+    import triton.language as tl
+
+    cfgs = [triton.Config({"BM": 128, "BN": 256, "BK": 64, "G": 8}, num_stages=3, num_warps=8),
+            triton.Config({"BM": 128, "BN": 128, "BK": 64, "G": 8}, num_stages=4, num_warps=4),
+            triton.Config({"BM": 256, "BN": 128, "BK": 64, "G": 8}, num_stages=3, num_warps=8),
+            triton.Config({"BM": 128, "BN": 256, "BK": 64, "G": 8}, num_stages=4, num_warps=8)]
+
+    @triton.autotune(configs=cfgs, key=["M", "N", "K"])
+    @triton.jit
+    def kernel(a, b, c, M, N, K, sam, sak, sbk, sbn, scm, scn,
+               BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, G: tl.constexpr):
+        pid = tl.program_id(0)
+        npm, npn = tl.cdiv(M, BM), tl.cdiv(N, BN)
+        group = G * npn
+        first = (pid // group) * G
+        gsz = min(npm - first, G)
+        pm = first + (pid % group) % gsz
+        pn = (pid % group) // gsz
+        rm = (pm * BM + tl.arange(0, BM)) % M
+        rn = (pn * BN + tl.arange(0, BN)) % N
+        rk = tl.arange(0, BK)
+        pa = a + rm[:, None] * sam + rk[None, :] * sak
+        pb = b + rk[:, None] * sbk + rn[None, :] * sbn
+        acc = tl.zeros((BM, BN), dtype=tl.float32)
+        for k in range(0, tl.cdiv(K, BK)):
+            x = tl.load(pa, mask=rk[None, :] < K - k * BK, other=0.0)
+            y = tl.load(pb, mask=rk[:, None] < K - k * BK, other=0.0)
+            acc = tl.dot(x, y, acc)
+            pa += BK * sak
+            pb += BK * sbk
+        cm = pm * BM + tl.arange(0, BM)
+        cn = pn * BN + tl.arange(0, BN)
+        pc = c + cm[:, None] * scm + cn[None, :] * scn
+        tl.store(pc, acc.to(c.dtype.element_ty), mask=(cm[:, None] < M) & (cn[None, :] < N))
+
+    def matmul(x, y):
+        M, K = x.shape
+        N = y.shape[1]
+        out = torch.empty((M, N), device=x.device, dtype=x.dtype)
+        grid = lambda meta: (triton.cdiv(M, meta["BM"]) * triton.cdiv(N, meta["BN"]),)  # noqa: E731
+        kernel[grid](x, y, out, M, N, K, x.stride(0), x.stride(1), y.stride(0), y.stride(1),
+                     out.stride(0), out.stride(1))
+        return out
+
+    return matmul
+
+
+def _time(fn, sets, reps, warmup=3):
+    import torch
+
+    for i in range(warmup):
+        fn(*sets[i % len(sets)])
+    torch.cuda.synchronize()
+    times = []
+    for i in range(reps):
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        args = sets[i % len(sets)]
+        s.record()
+        fn(*args)
+        e.record()
+        e.synchronize()
+        times.append(s.elapsed_time(e) * 1e-3)
+    return statistics.median(times)
+
+
+def _prewarm_one(job):
+    from . import run, wgmma_config
+
+    cfg_key, kind, a_km, b_km = job
+    run.prebuild_sm90a(wgmma_config.WgmmaConfig(*cfg_key), kind, a_km, b_km, True)
+    return job
+
+
+def prewarm(configs, kinds=("bf16", "f16"), layouts=((True, False), (True, True)), procs=14):
+    """Compile every (config, kind, layout) in parallel processes into the disk cache."""
+    import multiprocessing as mp
+
+    jobs = [(c.key, k, a, b) for c in configs for k in kinds for a, b in layouts]
+    with mp.get_context("spawn").Pool(min(procs, len(jobs))) as pool:
+        for _ in pool.imap_unordered(_prewarm_one, jobs):
+            pass
+    return len(jobs)
+
+
+def run(shapes, dtypes, configs, reps=20, triton=True, sm80=True):
+    import torch
+
+    import nbkernels
+    from . import wgmma_config
+
+    rng = torch.Generator(device="cuda").manual_seed(int.from_bytes(os.urandom(4), "little"))
+    l2 = torch.cuda.get_device_properties(0).L2_cache_size
+    tri = _triton_matmul() if triton else None
+    rows = []
+    for dtype in dtypes:
+        tdt = getattr(torch, dtype)
+        for m, n, k in shapes:
+            per = (m * k + k * n) * 2
+            count = max(2, min(8, -(-3 * l2 // per)))
+            sets = [(torch.randn(m, k, device="cuda", generator=rng).to(tdt),
+                     torch.randn(k, n, device="cuda", generator=rng).to(tdt)) for _ in range(count)]
+            flops = 2 * m * n * k
+            row = {"dtype": dtype, "m": m, "n": n, "k": k}
+            t = _time(torch.matmul, sets, reps)
+            row["cublas"] = flops / t / 1e12
+            ref = torch.matmul(*sets[0]).double()
+            for cfg in configs:
+                label = "nbk" if cfg is None else f"nbk[{cfg.bm}x{cfg.bn}x{cfg.stages}]"
+                kw = {} if cfg is None else {"variant": "sm90a", "tile": cfg}
+                got = nbkernels.gemm(*sets[0], **kw).double()
+                row[label + "_err"] = float((got - ref).norm() / ref.norm())
+                row[label] = flops / _time(lambda x, y: nbkernels.gemm(x, y, **kw), sets, reps) / 1e12
+                if cfg is None:
+                    row["variant"] = nbkernels.explain(*sets[0]).split("variant: ")[1].split()[0]
+            if sm80:
+                row["sm80"] = flops / _time(lambda x, y: nbkernels.gemm(x, y, variant="sm80"),
+                                            sets, reps) / 1e12
+            if tri is not None:
+                row["triton"] = flops / _time(tri, sets, reps) / 1e12
+            rows.append(row)
+            _print_row(row)
+            del sets
+            torch.cuda.empty_cache()
+    return rows
+
+
+def _print_row(r):
+    parts = [f"{r['dtype']:8s} {r['m']:>5}x{r['n']:>5}x{r['k']:>5}"]
+    for key in r:
+        if key in ("dtype", "m", "n", "k", "variant") or key.endswith("_err"):
+            continue
+        parts.append(f"{key}={r[key]:6.1f}")
+    parts.append(f"nbk/cublas={r['nbk'] / r['cublas']:.2f}")
+    if "triton" in r:
+        parts.append(f"nbk/triton={r['nbk'] / r['triton']:.2f}")
+    parts.append(f"[{r.get('variant', '?')}] err={r['nbk_err']:.1e}")
+    print("  ".join(parts), flush=True)
+
+
+def main(argv=None):
+    from . import wgmma_config
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--shapes", default="key", help="key, sweep, or MxNxK,MxNxK")
+    ap.add_argument("--dtypes", default="bfloat16,float16")
+    ap.add_argument("--configs", default="", help="sm90a tiles to time besides the default, "
+                    "e.g. 128x256x3,128x128x6 (bm x bn x stages)")
+    ap.add_argument("--prewarm", action="store_true")
+    ap.add_argument("--no-triton", action="store_true")
+    ap.add_argument("--no-sm80", action="store_true")
+    ap.add_argument("--reps", type=int, default=20)
+    ap.add_argument("--json", help="write the rows here")
+    args = ap.parse_args(argv)
+    shapes = SHAPES.get(args.shapes) or [tuple(int(v) for v in s.split("x"))
+                                         for s in args.shapes.split(",")]
+    extra = [wgmma_config.WgmmaConfig(*(int(v) for v in c.split("x")))
+             for c in args.configs.split(",") if c]
+    if args.prewarm:
+        n = prewarm([wgmma_config.DEFAULT, wgmma_config.SMALL] + extra)
+        print(f"prewarmed {n} sm90a builds", flush=True)
+    rows = run(shapes, args.dtypes.split(","), [None] + extra, args.reps,
+               not args.no_triton, not args.no_sm80)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(rows, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,294 @@
+"""The Hopper GEMM kernel (sm_90a): warp-specialized TMA producer, wgmma consumers.
+
+Design (per persistent block of ``128 * (1 + bm/64)`` threads):
+
+* warpgroup 0 is the producer: it gives registers back (``setmaxnreg.dec 40``) and one of its
+  threads walks the block's tiles and k-tiles, waiting for a free stage of the ``stages``-deep
+  shared-memory ring (its ``empty`` mbarrier), announcing the stage's bytes on its ``full``
+  mbarrier and issuing the TMA box copies of A and B into it. TMA zero-fills past the matrix
+  edges, so any M, N, K works without predicates in the main loop;
+* warpgroups 1.. are consumers (``setmaxnreg.inc 232``), each owning 64 rows of the tile and
+  a ``64 x bn`` f32 accumulator (``bn / 2`` registers per thread). Per k-tile a consumer waits
+  for the stage's ``full`` barrier, issues ``64 / 16`` wgmma (A and B from shared memory by
+  descriptor), commits, and waits for the previous k-tile's group only, then frees that
+  stage: one k-tile of wgmma stays in flight under the wait;
+* operands are staged as 128-byte rows with the 128-byte swizzle (TMA writes it, wgmma
+  reads it): K-major A or B as one row per M (N) index, M- or N-major ones as one row per
+  k, in 64-wide blocks; 16-bit operands take either major with the descriptor's transpose
+  bit, so row- and column-major inputs and transposed views need no copy;
+* after a tile's last k-tile the consumers apply ``alpha``, ``beta * C`` and the fused
+  epilogue to the accumulators in registers and store D with guarded stores (the sm_80
+  kernel's epilogue, shared), while the producer already fills the ring for the next tile;
+* tiles are visited in groups of ``group_m`` tile-rows (L2 reuse); blocks take every
+  ``gridDim.x``-th tile (one block per SM: the ring takes most of the shared memory).
+
+numba cannot pass a 128-byte tensor map by value as a ``__grid_constant__`` parameter, so
+the two maps (A, B) arrive in a small global-memory array (see :mod:`nbkernels.tensormap`).
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import cuda, float32, int32, int64, uint32, uint64
+
+from .. import intrinsics as I
+from ..arch import Arch
+from ..intrinsics import descriptors as D
+from .mma_kernel import OUT_KIND, _OUT_BYTES, _TO_BITS, _unrolled_epilogue
+from .wgmma_config import BK, ROW_BYTES, WgmmaConfig
+
+SUPPORTED_KINDS = ("bf16", "f16")
+_WGMMA = {"bf16": I.wgmma_bf16_f32_ss, "f16": I.wgmma_f16_f32_ss}
+KSTEP = 16  # K of one wgmma for 16-bit types
+BOX = 64  # elements per 128-byte swizzled row
+PRODUCER_REGS, CONSUMER_REGS = 40, 232
+BLOCKS_PER_SM = 1  # the ring takes most of the shared memory
+SM90A = Arch(9, 0, "a")
+
+
+def operand_layout(kmajor: bool, rows: int):
+    """(LBO, SBO, bytes the descriptor advances per k-step) of one operand's stage tile.
+
+    K-major: one 128-byte row per M/N index, 8-row atoms 1024 bytes apart; a k-step moves
+    32 bytes along the row (the swizzle is applied to the address bits by the hardware).
+    M/N-major: one 128-byte row per k in boxes of 64 M/N indices, boxes ``64 * 128`` bytes
+    apart (LBO), 8-k-row atoms 1024 bytes apart (SBO); a k-step moves 16 rows.
+    """
+    if kmajor:
+        return 16, 8 * ROW_BYTES, KSTEP * 2
+    return BK * ROW_BYTES, 8 * ROW_BYTES, KSTEP * ROW_BYTES
+
+
+def build_kernel(cfg: WgmmaConfig, kind: str, a_kmajor: bool, b_kmajor: bool, epilogue=None,
+                 n_extra: int = 0, pair_store: bool = False):
+    """The kernel for one (config, kind, operand majors, epilogue); see the module docstring."""
+    if kind not in SUPPORTED_KINDS:
+        raise ValueError(f"the sm90a kernel takes {SUPPORTED_KINDS}, not {kind}")
+    out_kind = OUT_KIND[kind]
+    if pair_store and out_kind not in _TO_BITS:
+        raise ValueError(f"paired stores are for 16-bit results, not {out_kind}")
+    BM, BN, STAGES, GROUP_M = cfg.bm, cfg.bn, cfg.stages, cfg.group_m
+    NC = cfg.consumers
+    A_BYTES, STAGE = BM * ROW_BYTES, cfg.stage_bytes
+    a_lbo, a_sbo, a_step = operand_layout(a_kmajor, BM)
+    b_lbo, b_sbo, b_step = operand_layout(b_kmajor, BN)
+    NF = BN // 8  # n8 fragments per warp: the sm_80 epilogue's layout of a 16 x BN strip
+    store_all = _unrolled_epilogue(1, NF, out_kind, epilogue, n_extra, pair_store)
+    ns = {
+        "cuda": cuda, "I": I, "np": np, "int32": int32, "int64": int64, "uint32": uint32,
+        "uint64": uint64, "float32": float32, "smem_desc": D.smem_desc, "store_all": store_all,
+        "wgmma": _WGMMA[kind], "zeros": I.wgmma.zero_accumulator(BN // 2),
+        "fop": I.wgmma_fence_operand_f32,
+    }
+    ta, tb = int(not a_kmajor), int(not b_kmajor)
+    # A K-major: one box of BM rows; M-major: one 64-wide box per consumer.
+    if a_kmajor:
+        load_a = ["tma(a_s, TM, (0, 0), k0, m0, za, full)"]
+    else:
+        load_a = [f"tma(a_s + {i * BOX * ROW_BYTES}, TM, (0, 0), m0 + {i * BOX}, k0, za, full)"
+                  for i in range(NC)]
+    if b_kmajor:
+        load_b = ["tma(b_s, TM, (1, 0), k0, n0, zb, full)"]
+    else:
+        load_b = [f"tma(b_s + {j * BOX * ROW_BYTES}, TM, (1, 0), n0 + {j * BOX}, k0, zb, full)"
+                  for j in range(BN // BOX)]
+    # The k-steps of a stage, unrolled (descriptors differ by a constant in the address field).
+    ksteps = []
+    for kk in range(BK // KSTEP):
+        da, db = (kk * a_step) >> 4, (kk * b_step) >> 4
+        ksteps.append(f"acc = wgmma(acc, ad + uint64({da}), bd + uint64({db}), 1, {ta}, {tb})")
+    osz = _OUT_BYTES[out_kind]
+    src = f'''
+def kernel(TM, C, D, M, N, K, ldc_r, ldc_c, ldd_r, ldd_c, sc, sd, alpha, beta,
+           tiles_m, tiles_n, batch, a_batched, b_batched, extra):
+    sh = cuda.shared.array(0, np.uint8)
+    bars = cuda.shared.array({2 * STAGES}, np.uint64)
+    t = cuda.threadIdx.x
+    wg = t // 128
+    pad = (1024 - I.smem_addr(sh, 0) % 1024) % 1024
+    ring = I.smem_addr(sh, 0) + pad
+    bar0 = I.smem_addr(bars, 0)
+    if t == 0:
+        I.fence_proxy_tensormap_acquire(TM, (0, 0))
+        I.fence_proxy_tensormap_acquire(TM, (1, 0))
+        for s in range({STAGES}):
+            I.mbarrier_init(bar0 + 8 * s, 1)  # full[s]: the producer's arrival + TMA bytes
+            I.mbarrier_init(bar0 + {8 * STAGES} + 8 * s, {NC})  # empty[s]: one per consumer
+        I.fence_proxy_async()
+    cuda.syncthreads()
+    ktiles = (K + {BK - 1}) // {BK}
+    per_batch = tiles_m * tiles_n
+    ntiles = per_batch * batch
+    per_group = {GROUP_M} * tiles_n
+    if wg == 0:
+        I.setmaxnreg_dec({PRODUCER_REGS})
+        if t == 0:
+            it = 0
+            for tile in range(cuda.blockIdx.x, ntiles, cuda.gridDim.x):
+                b = tile // per_batch
+                r = tile - b * per_batch
+                first_m = (r // per_group) * {GROUP_M}
+                rows = min(tiles_m - first_m, {GROUP_M})
+                m0 = (first_m + (r % per_group) % rows) * {BM}
+                n0 = ((r % per_group) // rows) * {BN}
+                za = b * a_batched
+                zb = b * b_batched
+                for kt in range(ktiles):
+                    s = it % {STAGES}
+                    if it >= {STAGES}:
+                        ph = uint32(((it // {STAGES}) - 1) & 1)
+                        while not I.mbarrier_try_wait_parity(bar0 + {8 * STAGES} + 8 * s, ph):
+                            pass
+                    full = bar0 + 8 * s
+                    I.mbarrier_arrive_expect_tx(full, {STAGE})
+                    a_s = ring + s * {STAGE}
+                    b_s = a_s + {A_BYTES}
+                    k0 = kt * {BK}
+{chr(10).join(" " * 20 + x for x in load_a + load_b)}
+                    it += 1
+    else:
+        I.setmaxnreg_inc({CONSUMER_REGS})
+        cw = wg - 1
+        ct = t - 128 * wg
+        warp = ct // 32
+        lane = ct % 32
+        ad0 = smem_desc(ring + cw * {64 * ROW_BYTES if a_kmajor else BOX * ROW_BYTES}, {a_lbo}, {a_sbo}, 1, 0)
+        bd0 = smem_desc(ring + {A_BYTES}, {b_lbo}, {b_sbo}, 1, 0)
+        it = 0
+        for tile in range(cuda.blockIdx.x, ntiles, cuda.gridDim.x):
+            b = tile // per_batch
+            r = tile - b * per_batch
+            first_m = (r // per_group) * {GROUP_M}
+            rows = min(tiles_m - first_m, {GROUP_M})
+            m0 = (first_m + (r % per_group) % rows) * {BM}
+            n0 = ((r % per_group) // rows) * {BN}
+            acc = fop(zeros())
+            for kt in range(ktiles):
+                s = it % {STAGES}
+                ph = uint32((it // {STAGES}) & 1)
+                while not I.mbarrier_try_wait_parity(bar0 + 8 * s, ph):
+                    pass
+                ad = ad0 + uint64(s * {STAGE // 16})
+                bd = bd0 + uint64(s * {STAGE // 16})
+                I.wgmma_fence()
+{chr(10).join(" " * 16 + x for x in ksteps)}
+                I.wgmma_commit_group()
+                I.wgmma_wait_group(1)
+                acc = fop(acc)
+                if kt > 0 and ct == 0:  # the previous k-tile's wgmma are done: free its stage
+                    I.mbarrier_arrive(bar0 + {8 * STAGES} + 8 * ((it - 1) % {STAGES}))
+                it += 1
+            I.wgmma_wait_group(0)
+            acc = fop(acc)
+            if ktiles > 0 and ct == 0:
+                I.mbarrier_arrive(bar0 + {8 * STAGES} + 8 * ((it - 1) % {STAGES}))
+            frag = cuda.local.array((1, {NF}, 4), float32)
+{chr(10).join(f"            frag[0, {n}, {i}] = acc[{4 * n + i}]" for n in range(NF) for i in range(4))}
+            store_all(frag, m0 + cw * 64 + warp * 16 + (lane >> 2), n0 + 2 * (lane & 3), M, N,
+                      alpha, beta, I.gmem_addr(C, 0) + b * sc * {osz},
+                      I.gmem_addr(D, 0) + b * sd * {osz},
+                      ldc_r * {osz}, ldc_c * {osz}, ldd_r * {osz}, ldd_c * {osz}, extra)
+'''
+    ns["tma"] = I.tma_load_3d
+    exec(compile(src, f"<wgmma_kernel {cfg.key} {kind} {a_kmajor} {b_kmajor}>", "exec"), ns)  # noqa: S102
+    kernel = cuda.jit(ns["kernel"])
+    kernel.nbk_smem_bytes = cfg.smem_bytes()
+    kernel.nbk_launch_bounds = (cfg.threads, 1)  # a register cap at entry: setmaxnreg needs it
+    kernel.nbk_threads = cfg.threads
+    kernel.nbk_source = src
+    return kernel
+
+
+# --- host side: tensor maps and the launch ---------------------------------------------------
+def _round16(x: int) -> int:
+    return max(16, -(-int(x) // 16) * 16)
+
+
+def operand_geometry(view, operand: str, kmajor: bool, cfg: WgmmaConfig):
+    """(shape, byte strides, box) of the 3-D tensor map of an operand (NumPy order: batch,
+    then the strided axis, then the contiguous one), or a string saying why TMA cannot take
+    it. ``view`` is an ArrayView of a (M x K) or b (K x N), 2-D or batched."""
+    esz = view.dtype.itemsize
+    if view.ndim == 3:
+        nb, sb = view.shape[0], (view.strides[0] if view.shape[0] > 1 else 0)
+    else:
+        nb, sb = 1, 0
+    (r, c), (sr, sc) = view.shape[-2:], view.strides[-2:]
+    # The contiguous axis: K for K-major operands; M of a or N of b otherwise.
+    inner_is_cols = (operand == "a") == kmajor
+    inner, mid, mid_stride = (c, r, sr) if inner_is_cols else (r, c, sc)
+    mid_bytes = mid_stride * esz if mid > 1 else _round16(inner * esz)
+    if mid > 1 and (mid_stride <= 0 or mid_bytes % 16):
+        return (f"{operand}'s leading dimension ({mid_stride} elements) is not a multiple of "
+                "16 bytes, which TMA needs")
+    batch_bytes = sb * esz if nb > 1 else _round16(mid * mid_bytes)
+    if nb > 1 and (sb <= 0 or batch_bytes % 16):
+        return f"{operand}'s batch stride ({sb} elements) is not a multiple of 16 bytes"
+    rows_box = {("a", True): cfg.bm, ("b", True): cfg.bn}.get((operand, kmajor), BOX)
+    return (nb, mid, inner), (batch_bytes, mid_bytes, esz), (1, rows_box, BOX)
+
+
+def tma_blocker(va, vb, a_kmajor, b_kmajor, cfg, k):
+    """Why the sm90a kernel cannot take these operands as they are, or None (an operand
+    given as None is copied into an aligned K-major buffer first)."""
+    if k == 0:
+        return "K = 0 (nothing to load): the sm80-class variant writes beta * C"
+    for v, name, km in ((va, "a", a_kmajor), (vb, "b", b_kmajor)):
+        if v is None:  # copied before the launch: the copy is aligned and padded
+            continue
+        ptr = _host_ptr(v) if v.host else v.ptr
+        if ptr % 16:
+            return f"{name} is not 16-byte aligned ({ptr % 16} bytes off), which TMA needs"
+        g = operand_geometry(v, name, km, cfg)
+        if isinstance(g, str):
+            return g
+    return None
+
+
+def _host_ptr(v):
+    return v.obj.__array_interface__["data"][0]
+
+
+def tensor_maps(va, vb, a_kmajor, b_kmajor, cfg):
+    """The two encoded maps (A, B) of a call, as TensorMap objects."""
+    from .. import tensormap
+
+    maps = []
+    for v, name, km in ((va, "a", a_kmajor), (vb, "b", b_kmajor)):
+        shape, strides, box = operand_geometry(v, name, km, cfg)
+        ptr = _host_ptr(v) if v.host else v.ptr
+        maps.append(tensormap.encode_tiled(ptr, v.dtype, shape, strides, box, swizzle=128,
+                                           array=v.obj if v.host else None))
+    return maps
+
+
+class MapCache:
+    """Device copies of the tensor maps of one call geometry, by operand addresses.
+
+    A map holds the operand's address, so a call on other arrays needs other maps; encoding
+    and copying them costs tens of microseconds, so repeat calls on the same arrays reuse
+    them. Bounded: the oldest entries go first."""
+
+    LIMIT = 64
+
+    def __init__(self, geometry):
+        self.geometry = geometry  # ((dtype, shape, strides, box) of a, same of b)
+        self.entries = {}
+
+    def device_array(self, pa: int, pb: int):
+        """The ``uint8[2, 128]`` device array of the maps of a at ``pa`` and b at ``pb``."""
+        buf = self.entries.get((pa, pb))
+        if buf is None:
+            from numba import cuda
+
+            from .. import tensormap
+
+            blobs = [tensormap.encode_tiled(p, *g, swizzle=128).bytes
+                     for p, g in zip((pa, pb), self.geometry)]
+            buf = cuda.to_device(np.stack(blobs))
+            if len(self.entries) >= self.LIMIT:
+                self.entries.pop(next(iter(self.entries)))
+            self.entries[(pa, pb)] = buf
+        return buf
+
+    def device_ptr(self, pa: int, pb: int) -> int:
+        return self.device_array(pa, pb).device_ctypes_pointer.value

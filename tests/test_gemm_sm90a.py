@@ -1,0 +1,141 @@
+"""The Hopper GEMM variant (sm_90a): its SASS, its dispatch, and the real kernel in numba's
+simulator (TMA, mbarrier and wgmma simulated by nbkernels) against float64 NumPy. The GPU
+sweep is in test_gemm_sm90a_gpu.py."""
+import json
+import re
+
+import pytest
+from numba import types
+
+from nbkernels import toolchain
+
+from .simrun import run_simulated
+
+needs_ptxas = pytest.mark.skipif(toolchain.find_tool("ptxas") is None, reason="ptxas not installed")
+
+
+@needs_ptxas
+@pytest.mark.parametrize("kind,a_km,b_km", [("bf16", True, False), ("f16", False, True)])
+def test_small_tile_assembles_to_hgmma_and_tma_without_local_memory(kind, a_km, b_km):
+    from nbkernels.matmul import run, wgmma_config, wgmma_kernel
+
+    cfg = wgmma_config.WgmmaConfig(64, 64, 2)
+    k = wgmma_kernel.build_kernel(cfg, kind, a_km, b_km)
+    ptx = toolchain.compile_ptx_for(k.py_func, run._wgmma_sig(types.Tuple(())), "sm_90a",
+                                    launch_bounds=k.nbk_launch_bounds)
+    asm = toolchain.assemble(ptx, "sm_90a")
+    sass = toolchain.disassemble(asm.cubin)
+    hgmma = re.findall(r"HGMMA\.64x64x16\.F32[^;]*", sass)
+    assert len(hgmma) == 4, hgmma  # one per 16-wide k-step of a 64-wide stage
+    assert all(("tnspA" in h) == (not a_km) and ("tnspB" in h) == (not b_km)
+               for h in re.findall(r"HGMMA[^;]*", sass))
+    assert len(re.findall(r"UTMALDG\.3D", sass)) == 2  # 64x64 stage: one box per operand
+    assert "USETMAXREG" in sass  # the producer gives registers to the consumers
+    assert asm.spill_stores == asm.spill_loads == asm.stack_bytes == 0
+
+
+SCRIPT = r'''
+import json, sys
+import numpy as np
+sys.path.insert(0, "tests")
+from gemm_cases import make, reference, relerr, TOLERANCES, DTYPES
+import nbkernels
+from nbkernels.matmul.wgmma_config import WgmmaConfig
+
+cases = json.loads(sys.argv[1])
+rng = np.random.default_rng()
+out = []
+for dtype, (ba, bb), m, n, k, lay, tile, with_c, epi in cases:
+    sa = (ba, m, k) if ba else (m, k)
+    sb = (bb, k, n) if bb else (k, n)
+    a, b = make(rng, dtype, sa, lay[0]), make(rng, dtype, sb, lay[1])
+    rdt = DTYPES[dtype]
+    shape = np.broadcast_shapes(sa[:-2], sb[:-2]) + (m, n)
+    c = make(rng, dtype, shape) if with_c else None
+    res = np.full(shape, np.nan, rdt)
+    alpha, beta = (0.75, 0.5) if with_c else (1.25, 0.0)
+    cfg = WgmmaConfig(*tile)
+    plan = nbkernels.explain(a, b, c, variant="sm90a", tile=cfg)
+    assert "variant: sm90a" in plan, plan
+    if epi:
+        bias = rng.standard_normal(n).astype(np.float32)
+        @nbkernels.gemm
+        def bias_relu(acc, i, j, bias):
+            return max(acc + bias[j], 0.0)
+        bias_relu(a, b, bias, out=res, variant="sm90a", tile=cfg)
+        want = np.maximum(reference(a, b) + bias, 0)
+    else:
+        nbkernels.gemm(a, b, c, alpha=alpha, beta=beta, out=res, variant="sm90a", tile=cfg)
+        want = reference(a, b, c, alpha, beta)
+    err, where = relerr(res, want)
+    out.append([err, where, TOLERANCES[(dtype, None)]])
+print("RESULT" + json.dumps(out))
+'''
+
+# dtype, (batch_a, batch_b), M, N, K, layouts (a, b), tile (bm, bn, stages), beta * C, epilogue.
+# M, N, K cut tiles and k-tiles at the edges (TMA zero fill; TMA needs leading dimensions of
+# 16 bytes); one block walks every tile, so the ring's phases wrap many times.
+CASES = [
+    ("bfloat16", (0, 0), 70, 136, 72, "rr", (64, 64, 2), True, False),
+    ("float16", (0, 0), 136, 64, 104, "cc", (128, 64, 3), False, False),
+    ("bfloat16", (3, 1), 40, 72, 64, "rc", (64, 128, 2), True, False),
+    ("float16", (2, 2), 24, 24, 40, "tr", (64, 64, 2), False, False),
+    ("float16", (0, 0), 65, 80, 136, "rr", (64, 64, 3), False, True),
+    ("bfloat16", (0, 0), 130, 264, 64, "rr", (128, 256, 2), False, False),
+]
+
+
+@pytest.fixture(scope="module")
+def results():
+    proc = run_simulated(["-c", SCRIPT, json.dumps(CASES)], timeout=2400)
+    line = [x for x in proc.stdout.splitlines() if x.startswith("RESULT")]
+    if not line:
+        pytest.fail(f"simulated sm90a GEMM crashed:\n{proc.stdout[-2000:]}\n{proc.stderr[-6000:]}")
+    return json.loads(line[0][6:])
+
+
+@pytest.mark.parametrize("i", range(len(CASES)), ids=[
+    f"{c[0]}-{c[1]}-{c[2]}x{c[3]}x{c[4]}-{c[5]}-{c[6]}{'-c' if c[7] else ''}{'-epi' if c[8] else ''}"
+    for c in CASES])
+def test_sm90a_kernel_in_simulator(results, i):
+    err, where, tol = results[i]
+    assert err <= tol, f"{CASES[i]}: relative error {err:.3g} > {tol}; {where}"
+
+
+PLAN = r'''
+import json
+import numpy as np
+import nbkernels
+from nbkernels.errors import NbkernelsError
+f16 = np.float16
+out = {}
+a, b = np.ones((64, 64), f16), np.ones((64, 64), f16)
+odd = np.ones((64, 60), f16)
+out["forced"] = nbkernels.explain(a, b, variant="sm90a")
+try:
+    nbkernels.explain(a, odd, variant="sm90a")
+except NbkernelsError as e:
+    out["odd_forced"] = str(e)
+try:
+    nbkernels.explain(np.ones((8, 8), np.float32), np.ones((8, 8), np.float32), variant="sm90a",
+                      precision="tf32")
+except NbkernelsError as e:
+    out["tf32_forced"] = str(e)
+out["k0"] = None
+try:
+    nbkernels.explain(np.ones((8, 0), f16), np.ones((0, 8), f16), variant="sm90a")
+except NbkernelsError as e:
+    out["k0"] = str(e)
+print("RESULT" + json.dumps(out))
+'''
+
+
+def test_plan_says_what_the_sm90a_variant_takes_and_refuses():
+    proc = run_simulated(["-c", PLAN])
+    line = [x for x in proc.stdout.splitlines() if x.startswith("RESULT")]
+    assert line, proc.stderr[-4000:]
+    out = json.loads(line[0][6:])
+    assert "loader: TMA boxes" in out["forced"] and "a K-major, b N-major" in out["forced"]
+    assert "b's leading dimension (60 elements) is not a multiple of 16 bytes" in out["odd_forced"]
+    assert "sm90a variant computes ('bf16', 'f16'), not tf32" in out["tf32_forced"]
+    assert "K = 0" in out["k0"]

@@ -1,0 +1,142 @@
+"""The sm90a (wgmma + TMA) GEMM on a compute-capability-9.0 GPU: a sweep of random shapes,
+layouts, batches and tiles against float64 references with poisoned outputs; the fused
+epilogue; repeat calls on new arrays (new tensor maps); the fall-back to the sm_80-class
+variant where TMA cannot take an operand."""
+import math
+
+import numpy as np
+import pytest
+
+import nbkernels
+from nbkernels.matmul import wgmma_config as wc
+
+from .conftest import GPU_CC
+from .gemm_cases import BF16, DTYPES, TOLERANCES, make, reference, relerr
+
+pytestmark = [pytest.mark.gpu, pytest.mark.skipif(GPU_CC != (9, 0), reason="needs sm_90 (H100/H200)")]
+cupy = pytest.importorskip("cupy")
+
+# Sizes TMA can take as leading dimensions (multiples of 8 elements) for N and K; any M for
+# row-major a. Large ones give more tiles than SMs (the persistent loop) and many k-tiles.
+SIZES8 = [8, 16, 24, 40, 64, 72, 128, 136, 192, 256, 264, 520, 1000, 1024, 2056]
+SIZES_M = [1, 3, 17, 64, 65, 127, 128, 129, 255, 300, 1000, 2049]
+TILES = [None, wc.WgmmaConfig(128, 128, 6), wc.WgmmaConfig(128, 256, 3),
+         wc.WgmmaConfig(64, 128, 4), wc.WgmmaConfig(256, 128, 4)]
+
+
+def _case(seed):
+    rng = np.random.default_rng(seed)
+    dtype = ["float16", "bfloat16"][rng.integers(2)]
+    la, lb = rng.choice(list("rct")), rng.choice(list("rct"))
+    m = int(rng.choice(SIZES8 if la != "r" else SIZES_M))  # column-major a: M is its ld
+    n, k = int(rng.choice(SIZES8)), int(rng.choice(SIZES8))
+    if m * n * k > 2**31:
+        k = 64
+    batch = [(0, 0), (0, 0), (0, 0), (2, 2), (3, 1), (1, 2)][rng.integers(6)]
+    tile = int(rng.integers(len(TILES)))
+    return dtype, m, n, k, la + lb, batch, bool(rng.integers(2)), tile
+
+
+def _device(x):
+    base = x
+    while isinstance(base.base, np.ndarray):
+        base = base.base
+    dbase = cupy.asarray(base)
+    off = x.__array_interface__["data"][0] - base.__array_interface__["data"][0]
+    return cupy.ndarray(x.shape, x.dtype, dbase.data + off, x.strides)
+
+
+@pytest.mark.parametrize("seed", range(200))
+def test_random_sweep_sm90a(seed):
+    dtype, m, n, k, lay, (ba, bb), use_c, tile = case = _case(seed)
+    rng = np.random.default_rng()  # fresh values every run
+    sa = (ba, m, k) if ba else (m, k)
+    sb = (bb, k, n) if bb else (k, n)
+    a, b = make(rng, dtype, sa, lay[0]), make(rng, dtype, sb, lay[1])
+    shape = np.broadcast_shapes(sa[:-2], sb[:-2]) + (m, n)
+    c = rng.standard_normal(shape).astype(DTYPES[dtype]) if use_c else None
+    alpha, beta = (1.5, -0.5) if use_c else (0.75, 0.0)
+    out = cupy.asarray(np.full(shape, np.nan, np.float32).astype(DTYPES[dtype]))
+    da, db = _device(a), _device(b)
+    dc = cupy.asarray(c) if c is not None else None
+    kw = dict(alpha=alpha, beta=beta, variant="sm90a", tile=TILES[tile])
+    assert "variant: sm90a" in nbkernels.explain(da, db, dc, **kw)
+    assert nbkernels.gemm(da, db, dc, out=out, **kw) is out
+    err, where = relerr(cupy.asnumpy(out), reference(a, b, c, alpha, beta))
+    assert err <= TOLERANCES[(dtype, None)], f"case {case}: relative error {err:.3g}; {where}"
+
+
+def test_default_dispatch_on_hopper_is_sm90a_and_falls_back_where_tma_cannot():
+    a = cupy.ones((256, 512), BF16)
+    assert "variant: sm90a" in nbkernels.explain(a, cupy.ones((512, 256), BF16))
+    odd = nbkernels.explain(a, cupy.ones((512, 250), BF16))  # ld of b: 500 bytes
+    assert "variant: sm80" in odd and "not a multiple of 16 bytes" in odd
+    assert "variant: sm80" in nbkernels.explain(cupy.ones((64, 64), np.float32),
+                                                cupy.ones((64, 64), np.float32), precision="tf32")
+    rng = np.random.default_rng()
+    x, y = make(rng, "bfloat16", (256, 512)), make(rng, "bfloat16", (512, 250))
+    out = nbkernels.gemm(cupy.asarray(x), cupy.asarray(y))
+    err, where = relerr(cupy.asnumpy(out), reference(x, y))
+    assert err <= TOLERANCES[("bfloat16", None)], where
+
+
+def test_fused_bias_gelu_and_residual_on_sm90a():
+    @nbkernels.gemm
+    def bias_gelu(acc, i, j, bias):
+        x = acc + bias[j]
+        return 0.5 * x * (1.0 + math.erf(x * 0.7071067811865476))
+
+    @nbkernels.gemm
+    def add_residual(acc, i, j, res, scale):
+        return acc * scale + res[i, j]
+
+    rng = np.random.default_rng()
+    a = make(rng, "float16", (300, 136))
+    b = make(rng, "float16", (136, 264))
+    bias = rng.standard_normal(264).astype(np.float32)
+    out = cupy.full((300, 264), np.nan, np.float16)
+    bias_gelu(cupy.asarray(a), cupy.asarray(b), cupy.asarray(bias), out=out, variant="sm90a")
+    x = reference(a, b) + bias
+    want = 0.5 * x * (1 + np.vectorize(math.erf)(x / math.sqrt(2)))
+    err, where = relerr(cupy.asnumpy(out), want)
+    assert err < 3e-3, where
+    res = rng.standard_normal((300, 264)).astype(np.float32)
+    out2 = add_residual(cupy.asarray(a), cupy.asarray(b), cupy.asarray(res), 0.5, variant="sm90a")
+    err, where = relerr(cupy.asnumpy(out2), 0.5 * reference(a, b) + res)
+    assert err < 2e-3, where
+
+
+def test_repeat_calls_on_new_arrays_use_their_own_tensor_maps():
+    """The repeat-call path caches tensor maps by address: new arrays must get new maps."""
+    rng = np.random.default_rng()
+    outs, wants = [], []
+    for i in range(5):
+        x, y = make(rng, "bfloat16", (384, 256)), make(rng, "bfloat16", (256, 512))
+        dx, dy = cupy.asarray(x), cupy.asarray(y)
+        out = cupy.full((384, 512), np.nan, np.float32).astype(BF16)
+        nbkernels.gemm(dx, dy, out=out)
+        outs.append(out)
+        wants.append(reference(x, y))
+        if i == 2:  # the same arrays again, other values written in place
+            dx[...] = cupy.asarray(make(rng, "bfloat16", (384, 256)))
+            out2 = nbkernels.gemm(dx, dy)
+            err, where = relerr(cupy.asnumpy(out2), reference(cupy.asnumpy(dx), y))
+            assert err <= 1e-2, where
+    for out, want in zip(outs, wants):
+        err, where = relerr(cupy.asnumpy(out), want)
+        assert err <= 1e-2, where
+
+
+def test_torch_bf16_and_a_transposed_weight_on_a_side_stream():
+    torch = pytest.importorskip("torch")
+    x = torch.randn(512, 1024, device="cuda", dtype=torch.bfloat16)
+    w = torch.randn(768, 1024, device="cuda", dtype=torch.bfloat16)  # nn.Linear weight
+    s = torch.cuda.Stream()
+    with torch.cuda.stream(s):
+        y = nbkernels.gemm(x, w.T)
+    s.synchronize()
+    assert isinstance(y, torch.Tensor) and y.dtype == torch.bfloat16
+    assert "a K-major, b K-major" in nbkernels.explain(x, w.T)
+    want = x.double() @ w.double().T
+    err = float((y.double() - want).norm() / want.norm())
+    assert err < 1e-2
