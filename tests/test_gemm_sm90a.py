@@ -82,6 +82,10 @@ CASES = [
     ("float16", (2, 2), 24, 24, 40, "tr", (64, 64, 2), False, False),
     ("float16", (0, 0), 65, 80, 136, "rr", (64, 64, 3), False, True),
     ("bfloat16", (0, 0), 130, 264, 64, "rr", (128, 256, 2), False, False),
+    # ping-pong: two consumers on alternate tiles (odd and even tile counts per block)
+    # (more k-tiles than stages: the second consumer must not wait on a stage two phases on)
+    ("float16", (0, 0), 200, 136, 264, "rr", (128, 64, 3, 8, True), True, False),
+    ("bfloat16", (2, 1), 64, 72, 40, "cc", (64, 64, 2, 8, True), False, True),
 ]
 
 

@@ -20,8 +20,9 @@ cupy = pytest.importorskip("cupy")
 # row-major a. Large ones give more tiles than SMs (the persistent loop) and many k-tiles.
 SIZES8 = [8, 16, 24, 40, 64, 72, 128, 136, 192, 256, 264, 520, 1000, 1024, 2056]
 SIZES_M = [1, 3, 17, 64, 65, 127, 128, 129, 255, 300, 1000, 2049]
-TILES = [None, wc.WgmmaConfig(128, 128, 6), wc.WgmmaConfig(128, 256, 3),
-         wc.WgmmaConfig(64, 128, 4), wc.WgmmaConfig(256, 128, 4)]
+TILES = [None, wc.WgmmaConfig(128, 128, 6), wc.WgmmaConfig(128, 256, 4),
+         wc.WgmmaConfig(64, 128, 4), wc.WgmmaConfig(128, 128, 6, 8, True),
+         wc.WgmmaConfig(64, 256, 5, 8, True)]
 
 
 def _case(seed):
@@ -67,14 +68,16 @@ def test_random_sweep_sm90a(seed):
 
 
 def test_default_dispatch_on_hopper_is_sm90a_and_falls_back_where_tma_cannot():
-    a = cupy.ones((256, 512), BF16)
-    assert "variant: sm90a" in nbkernels.explain(a, cupy.ones((512, 256), BF16))
+    a = cupy.ones((2048, 512), BF16)
+    assert "variant: sm90a" in nbkernels.explain(a, cupy.ones((512, 2048), BF16))
+    few = nbkernels.explain(a[:256], cupy.ones((512, 256), BF16))  # 4 tiles, long K: split-K
+    assert "variant: sm80" in few and "split" in few
     odd = nbkernels.explain(a, cupy.ones((512, 250), BF16))  # ld of b: 500 bytes
     assert "variant: sm80" in odd and "not a multiple of 16 bytes" in odd
     assert "variant: sm80" in nbkernels.explain(cupy.ones((64, 64), np.float32),
                                                 cupy.ones((64, 64), np.float32), precision="tf32")
     rng = np.random.default_rng()
-    x, y = make(rng, "bfloat16", (256, 512)), make(rng, "bfloat16", (512, 250))
+    x, y = make(rng, "bfloat16", (300, 512)), make(rng, "bfloat16", (512, 250))
     out = nbkernels.gemm(cupy.asarray(x), cupy.asarray(y))
     err, where = relerr(cupy.asnumpy(out), reference(x, y))
     assert err <= TOLERANCES[("bfloat16", None)], where
@@ -140,3 +143,16 @@ def test_torch_bf16_and_a_transposed_weight_on_a_side_stream():
     want = x.double() @ w.double().T
     err = float((y.double() - want).norm() / want.norm())
     assert err < 1e-2
+
+
+@pytest.mark.parametrize("tile", [wc.WgmmaConfig(128, 128, 6, 8, True), wc.WgmmaConfig(64, 256, 5, 8, True),
+                                  wc.DEFAULT], ids=str)
+def test_many_tiles_per_block_and_more_k_tiles_than_stages(tile):
+    """Persistent blocks with several tiles each (ping-pong consumers alternate) and k-loops
+    longer than the ring: the phase bookkeeping of every barrier is exercised."""
+    rng = np.random.default_rng()
+    a, b = make(rng, "bfloat16", (2048, 1024)), make(rng, "bfloat16", (1024, 2312))
+    out = cupy.asarray(np.full((2048, 2312), np.nan, np.float32).astype(BF16))
+    nbkernels.gemm(cupy.asarray(a), cupy.asarray(b), out=out, variant="sm90a", tile=tile)
+    err, where = relerr(cupy.asnumpy(out), reference(a, b))
+    assert err <= 1e-2, where

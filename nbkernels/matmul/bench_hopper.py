@@ -134,7 +134,8 @@ def run(shapes, dtypes, configs, reps=20, triton=True, sm80=True):
             row["cublas"] = flops / t / 1e12
             ref = torch.matmul(*sets[0]).double()
             for cfg in configs:
-                label = "nbk" if cfg is None else f"nbk[{cfg.bm}x{cfg.bn}x{cfg.stages}]"
+                label = "nbk" if cfg is None else \
+                    f"nbk[{cfg.bm}x{cfg.bn}x{cfg.stages}{'p' if cfg.pingpong else ''}]"
                 kw = {} if cfg is None else {"variant": "sm90a", "tile": cfg}
                 got = nbkernels.gemm(*sets[0], **kw).double()
                 row[label + "_err"] = float((got - ref).norm() / ref.norm())
@@ -173,8 +174,10 @@ def main(argv=None):
     ap.add_argument("--shapes", default="key", help="key, sweep, or MxNxK,MxNxK")
     ap.add_argument("--dtypes", default="bfloat16,float16")
     ap.add_argument("--configs", default="", help="sm90a tiles to time besides the default, "
-                    "e.g. 128x256x3,128x128x6 (bm x bn x stages)")
+                    "e.g. 128x256x3,128x128x6p (bm x bn x stages, p: ping-pong)")
     ap.add_argument("--prewarm", action="store_true")
+    ap.add_argument("--prewarm-only", action="store_true",
+                    help="build the configurations for all four operand layouts, then stop")
     ap.add_argument("--no-triton", action="store_true")
     ap.add_argument("--no-sm80", action="store_true")
     ap.add_argument("--reps", type=int, default=20)
@@ -182,11 +185,18 @@ def main(argv=None):
     args = ap.parse_args(argv)
     shapes = SHAPES.get(args.shapes) or [tuple(int(v) for v in s.split("x"))
                                          for s in args.shapes.split(",")]
-    extra = [wgmma_config.WgmmaConfig(*(int(v) for v in c.split("x")))
-             for c in args.configs.split(",") if c]
-    if args.prewarm:
-        n = prewarm([wgmma_config.DEFAULT, wgmma_config.SMALL] + extra)
-        print(f"prewarmed {n} sm90a builds", flush=True)
+    extra = [wgmma_config.WgmmaConfig(*(int(v) for v in c.rstrip("p").split("x")), 8,
+                                      c.endswith("p")) for c in args.configs.split(",") if c]
+    if args.prewarm or args.prewarm_only:
+        import time
+
+        t0 = time.time()
+        lay = ((True, False), (True, True), (False, False), (False, True)) if args.prewarm_only \
+            else ((True, False), (True, True))
+        n = prewarm([wgmma_config.DEFAULT, wgmma_config.SMALL] + extra, layouts=lay)
+        print(f"prewarmed {n} sm90a builds in {time.time() - t0:.0f} s", flush=True)
+        if args.prewarm_only:
+            return 0
     rows = run(shapes, args.dtypes.split(","), [None] + extra, args.reps,
                not args.no_triton, not args.no_sm80)
     if args.json:

@@ -19,13 +19,16 @@ SMEM_ALIGN = 1024  # the 128-byte swizzle repeats every 8 rows: boxes start on 1
 
 @dataclass(frozen=True)
 class WgmmaConfig:
-    """``bm x bn`` outputs per tile; ``bm // 64`` consumer warpgroups, one producer warp-
-    group; a ``stages``-deep ring of shared-memory stages filled by TMA."""
+    """``bm x bn`` outputs per tile, one producer warpgroup, a ``stages``-deep ring of shared-
+    memory stages filled by TMA. Cooperative (default): ``bm // 64`` consumer warpgroups
+    share each tile, 64 rows each. ``pingpong``: two consumer warpgroups take alternate tiles
+    whole, so one runs its epilogue while the other runs its main loop."""
 
     bm: int = 128
     bn: int = 256
     stages: int = 4
     group_m: int = 8  # tile rasterization: tiles walk N within groups of group_m tile-rows
+    pingpong: bool = False
 
     def __post_init__(self):
         problems = []
@@ -35,12 +38,20 @@ class WgmmaConfig:
             problems.append(f"bn must be 64..256 in steps of 64, got {self.bn}")
         if not 2 <= self.stages <= 8:
             problems.append(f"stages must be in [2, 8], got {self.stages}")
+        if self.pingpong and self.bm * self.bn > 128 * 128:
+            problems.append(f"a ping-pong consumer holds the whole {self.bm}x{self.bn} tile: "
+                            "at most 128 accumulator registers (bm * bn <= 16384)")
         if problems:
             raise NbkernelsError(f"WgmmaConfig{self.key}: " + "; ".join(problems))
 
     @property
     def consumers(self) -> int:
-        return self.bm // 64
+        return 2 if self.pingpong else self.bm // 64
+
+    @property
+    def blocks_m(self) -> int:
+        """64-row wgmma blocks one consumer computes per tile."""
+        return self.bm // 64 if self.pingpong else 1
 
     @property
     def threads(self) -> int:
@@ -48,7 +59,7 @@ class WgmmaConfig:
 
     @property
     def key(self) -> tuple:
-        return (self.bm, self.bn, self.stages, self.group_m)
+        return (self.bm, self.bn, self.stages, self.group_m, self.pingpong)
 
     @property
     def stage_bytes(self) -> int:
@@ -60,25 +71,32 @@ class WgmmaConfig:
         return self.stages * self.stage_bytes + SMEM_ALIGN
 
     def __str__(self):
-        return (f"{self.bm}x{self.bn}x{BK} tile, {self.consumers} consumer warpgroups + 1 TMA "
-                f"producer, {self.stages} stages, persistent")
+        how = "ping-pong" if self.pingpong else "cooperative"
+        return (f"{self.bm}x{self.bn}x{BK} tile, {self.consumers} {how} consumer warpgroups + "
+                f"1 TMA producer, {self.stages} stages, persistent")
 
 
-#: 128x256 with 4 stages: 192 KB of ring, 128 accumulator registers per consumer thread.
-DEFAULT = WgmmaConfig(128, 256, 4)
-#: For problems with few 128x256 tiles: twice the tiles, 6 stages in the same memory.
+#: 256x128, 4 consumer warpgroups, 4 stages: 192 KB of ring, 64 accumulator registers per
+#: consumer thread. H200 run 1 (docs/perf-notes.md, s1): 595 TFLOPS bf16 at 8192^3 against
+#: 546 for 128x256x4 (2 consumers), 527 vs 530 at 4096^3, 519 vs 466 at 4096x11008x4096.
+DEFAULT = WgmmaConfig(256, 128, 4)
+#: For problems with few tiles: twice the tiles, 6 stages in the same memory.
 SMALL = WgmmaConfig(128, 128, 6)
-CANDIDATES = (DEFAULT, SMALL, WgmmaConfig(128, 256, 3), WgmmaConfig(128, 128, 4),
-              WgmmaConfig(256, 128, 4))
+CANDIDATES = (DEFAULT, SMALL, WgmmaConfig(128, 256, 4), WgmmaConfig(128, 256, 3),
+              WgmmaConfig(64, 128, 4), WgmmaConfig(128, 128, 6, 8, True),
+              WgmmaConfig(64, 256, 5, 8, True))
+#: A last wave of tiles this short against the SM count still favours the larger tile
+#: (run 1, 2048^3: 128 tiles of 256x128 on 132 SMs, 276 TFLOPS; 512 of 128x128: 232).
+FILL = 0.9
 
 
 def choose(m: int, n: int, batch: int, sm_count: int, max_smem: int) -> WgmmaConfig:
-    """The default tile when it gives every SM a tile, else the smaller one."""
+    """The default tile when it (nearly) gives every SM a tile, else the smaller one."""
     def tiles(c):
         return -(-m // c.bm) * -(-n // c.bn) * batch
 
     for cfg in (DEFAULT, SMALL):
-        if cfg.smem_bytes() <= max_smem and tiles(cfg) >= sm_count:
+        if cfg.smem_bytes() <= max_smem and tiles(cfg) >= FILL * sm_count:
             return cfg
     fitting = [c for c in (SMALL, DEFAULT) if c.smem_bytes() <= max_smem]
     if not fitting:

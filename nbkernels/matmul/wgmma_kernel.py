@@ -7,8 +7,11 @@ Design (per persistent block of ``128 * (1 + bm/64)`` threads):
   shared-memory ring (its ``empty`` mbarrier), announcing the stage's bytes on its ``full``
   mbarrier and issuing the TMA box copies of A and B into it. TMA zero-fills past the matrix
   edges, so any M, N, K works without predicates in the main loop;
-* warpgroups 1.. are consumers (``setmaxnreg.inc 232``), each owning 64 rows of the tile and
-  a ``64 x bn`` f32 accumulator (``bn / 2`` registers per thread). Per k-tile a consumer waits
+* warpgroups 1.. are consumers (``setmaxnreg.inc``: what the register file leaves them).
+  Cooperative tiles: each consumer owns 64 rows of every tile, a ``64 x bn`` f32 accumulator
+  (``bn / 2`` registers per thread). Ping-pong tiles: two consumers take alternate tiles of
+  the block whole (``bm / 64`` accumulators each), so that one's epilogue runs under the
+  other's main loop; the ring's order of stages alternates them. Per k-tile a consumer waits
   for the stage's ``full`` barrier, issues ``64 / 16`` wgmma (A and B from shared memory by
   descriptor), commits, and waits for the previous k-tile's group only, then frees that
   stage: one k-tile of wgmma stays in flight under the wait;
@@ -40,7 +43,18 @@ SUPPORTED_KINDS = ("bf16", "f16")
 _WGMMA = {"bf16": I.wgmma_bf16_f32_ss, "f16": I.wgmma_f16_f32_ss}
 KSTEP = 16  # K of one wgmma for 16-bit types
 BOX = 64  # elements per 128-byte swizzled row
-PRODUCER_REGS, CONSUMER_REGS = 40, 232
+PRODUCER_REGS = 40
+REGISTER_FILE = 65536  # 32-bit registers per SM, the pool setmaxnreg moves registers within
+
+
+def consumer_regs(consumers: int) -> int:
+    """Registers per consumer thread after the producer gives all but 40 back: what the
+    register file holds for the block, in setmaxnreg's steps of 8, at most 240 (232 for two
+    consumers, 112 for four)."""
+    free = (REGISTER_FILE - 128 * PRODUCER_REGS) // (128 * consumers)
+    return min(240, free // 8 * 8)
+
+
 BLOCKS_PER_SM = 1  # the ring takes most of the shared memory
 SM90A = Arch(9, 0, "a")
 
@@ -72,6 +86,8 @@ def build_kernel(cfg: WgmmaConfig, kind: str, a_kmajor: bool, b_kmajor: bool, ep
     a_lbo, a_sbo, a_step = operand_layout(a_kmajor, BM)
     b_lbo, b_sbo, b_step = operand_layout(b_kmajor, BN)
     NF = BN // 8  # n8 fragments per warp: the sm_80 epilogue's layout of a 16 x BN strip
+    MW = cfg.blocks_m  # 64-row blocks (accumulators) per consumer
+    PP = cfg.pingpong
     store_all = _unrolled_epilogue(1, NF, out_kind, epilogue, n_extra, pair_store)
     ns = {
         "cuda": cuda, "I": I, "np": np, "int32": int32, "int64": int64, "uint32": uint32,
@@ -80,28 +96,41 @@ def build_kernel(cfg: WgmmaConfig, kind: str, a_kmajor: bool, b_kmajor: bool, ep
         "fop": I.wgmma_fence_operand_f32,
     }
     ta, tb = int(not a_kmajor), int(not b_kmajor)
-    # A K-major: one box of BM rows; M-major: one 64-wide box per consumer.
+    # A K-major: one box of BM rows; M-major: one box per 64 rows.
     if a_kmajor:
         load_a = ["tma(a_s, TM, (0, 0), k0, m0, za, full)"]
     else:
         load_a = [f"tma(a_s + {i * BOX * ROW_BYTES}, TM, (0, 0), m0 + {i * BOX}, k0, za, full)"
-                  for i in range(NC)]
+                  for i in range(BM // BOX)]
     if b_kmajor:
         load_b = ["tma(b_s, TM, (1, 0), k0, n0, zb, full)"]
     else:
         load_b = [f"tma(b_s + {j * BOX * ROW_BYTES}, TM, (1, 0), n0 + {j * BOX}, k0, zb, full)"
                   for j in range(BN // BOX)]
     # The k-steps of a stage, unrolled (descriptors differ by a constant in the address field).
+    # 64-row block w of A starts 64 rows (one 8 KB box) further in either major.
     ksteps = []
     for kk in range(BK // KSTEP):
-        da, db = (kk * a_step) >> 4, (kk * b_step) >> 4
-        ksteps.append(f"acc = wgmma(acc, ad + uint64({da}), bd + uint64({db}), 1, {ta}, {tb})")
+        for w in range(MW):
+            da, db = (kk * a_step + w * BOX * ROW_BYTES) >> 4, (kk * b_step) >> 4
+            ksteps.append(f"acc{w} = wgmma(acc{w}, ad + uint64({da}), bd + uint64({db}), 1, "
+                          f"{ta}, {tb})")
+    accs = ", ".join(f"acc{w}" for w in range(MW))
+    epilogue_src = []
+    for w in range(MW):
+        epilogue_src += [f"frag{w} = cuda.local.array((1, {NF}, 4), float32)"]
+        epilogue_src += [f"frag{w}[0, {n}, {i}] = acc{w}[{4 * n + i}]"
+                         for n in range(NF) for i in range(4)]
+        epilogue_src += [
+            f"store_all(frag{w}, m0 + row0 + {64 * w} + warp * 16 + (lane >> 2), "
+            "n0 + 2 * (lane & 3), M, N, alpha, beta, c_at, d_at, ldc_r * OSZ, ldc_c * OSZ, "
+            "ldd_r * OSZ, ldd_c * OSZ, extra)"]
     osz = _OUT_BYTES[out_kind]
     src = f'''
 def kernel(TM, C, D, M, N, K, ldc_r, ldc_c, ldd_r, ldd_c, sc, sd, alpha, beta,
            tiles_m, tiles_n, batch, a_batched, b_batched, extra):
     sh = cuda.shared.array(0, np.uint8)
-    bars = cuda.shared.array({2 * STAGES}, np.uint64)
+    bars = cuda.shared.array({2 * STAGES + 1}, np.uint64)
     t = cuda.threadIdx.x
     wg = t // 128
     pad = (1024 - I.smem_addr(sh, 0) % 1024) % 1024
@@ -112,7 +141,8 @@ def kernel(TM, C, D, M, N, K, ldc_r, ldc_c, ldd_r, ldd_c, sc, sd, alpha, beta,
         I.fence_proxy_tensormap_acquire(TM, (1, 0))
         for s in range({STAGES}):
             I.mbarrier_init(bar0 + 8 * s, 1)  # full[s]: the producer's arrival + TMA bytes
-            I.mbarrier_init(bar0 + {8 * STAGES} + 8 * s, {NC})  # empty[s]: one per consumer
+            I.mbarrier_init(bar0 + {8 * STAGES} + 8 * s, {1 if PP else NC})  # empty[s]: its consumers
+        I.mbarrier_init(bar0 + {16 * STAGES}, 1)  # order: ping-pong main loops take turns
         I.fence_proxy_async()
     cuda.syncthreads()
     ktiles = (K + {BK - 1}) // {BK}
@@ -146,22 +176,32 @@ def kernel(TM, C, D, M, N, K, ldc_r, ldc_c, ldd_r, ldd_c, sc, sd, alpha, beta,
 {chr(10).join(" " * 20 + x for x in load_a + load_b)}
                     it += 1
     else:
-        I.setmaxnreg_inc({CONSUMER_REGS})
+        I.setmaxnreg_inc({consumer_regs(NC)})
         cw = wg - 1
         ct = t - 128 * wg
         warp = ct // 32
         lane = ct % 32
-        ad0 = smem_desc(ring + cw * {64 * ROW_BYTES if a_kmajor else BOX * ROW_BYTES}, {a_lbo}, {a_sbo}, 1, 0)
+        row0 = {0 if PP else "cw * 64"}  # first tile row of this consumer's 64-row blocks
+        ad0 = smem_desc(ring + row0 * {ROW_BYTES}, {a_lbo}, {a_sbo}, 1, 0)
         bd0 = smem_desc(ring + {A_BYTES}, {b_lbo}, {b_sbo}, 1, 0)
-        it = 0
+        j = -1
         for tile in range(cuda.blockIdx.x, ntiles, cuda.gridDim.x):
+            j += 1  # the block's j-th tile: its k-tiles are the ring's j*ktiles ... on
+            if {int(PP)} and j % 2 != cw:
+                continue  # ping-pong: the other consumer's tile
+            it = j * ktiles
+            if {int(PP)} and j > 0:
+                # Wait until the other consumer has waited for all of tile j-1's stages: the
+                # stages of tile j are then at most one phase ahead, which parity waits need.
+                while not I.mbarrier_try_wait_parity(bar0 + {16 * STAGES}, uint32((j - 1) & 1)):
+                    pass
             b = tile // per_batch
             r = tile - b * per_batch
             first_m = (r // per_group) * {GROUP_M}
             rows = min(tiles_m - first_m, {GROUP_M})
             m0 = (first_m + (r % per_group) % rows) * {BM}
             n0 = ((r % per_group) // rows) * {BN}
-            acc = fop(zeros())
+{chr(10).join(f"            acc{w} = fop(zeros())" for w in range(MW))}
             for kt in range(ktiles):
                 s = it % {STAGES}
                 ph = uint32((it // {STAGES}) & 1)
@@ -173,22 +213,22 @@ def kernel(TM, C, D, M, N, K, ldc_r, ldc_c, ldd_r, ldd_c, sc, sd, alpha, beta,
 {chr(10).join(" " * 16 + x for x in ksteps)}
                 I.wgmma_commit_group()
                 I.wgmma_wait_group(1)
-                acc = fop(acc)
+{chr(10).join(f"                acc{w} = fop(acc{w})" for w in range(MW))}
                 if kt > 0 and ct == 0:  # the previous k-tile's wgmma are done: free its stage
                     I.mbarrier_arrive(bar0 + {8 * STAGES} + 8 * ((it - 1) % {STAGES}))
                 it += 1
+            if {int(PP)} and ct == 0:
+                I.mbarrier_arrive(bar0 + {16 * STAGES})  # tile j's main loop is issued: turn
             I.wgmma_wait_group(0)
-            acc = fop(acc)
+{chr(10).join(f"            acc{w} = fop(acc{w})" for w in range(MW))}
             if ktiles > 0 and ct == 0:
                 I.mbarrier_arrive(bar0 + {8 * STAGES} + 8 * ((it - 1) % {STAGES}))
-            frag = cuda.local.array((1, {NF}, 4), float32)
-{chr(10).join(f"            frag[0, {n}, {i}] = acc[{4 * n + i}]" for n in range(NF) for i in range(4))}
-            store_all(frag, m0 + cw * 64 + warp * 16 + (lane >> 2), n0 + 2 * (lane & 3), M, N,
-                      alpha, beta, I.gmem_addr(C, 0) + b * sc * {osz},
-                      I.gmem_addr(D, 0) + b * sd * {osz},
-                      ldc_r * {osz}, ldc_c * {osz}, ldd_r * {osz}, ldd_c * {osz}, extra)
+            c_at = I.gmem_addr(C, 0) + b * sc * OSZ
+            d_at = I.gmem_addr(D, 0) + b * sd * OSZ
+{chr(10).join(" " * 12 + x for x in epilogue_src)}
 '''
     ns["tma"] = I.tma_load_3d
+    ns["OSZ"] = osz
     exec(compile(src, f"<wgmma_kernel {cfg.key} {kind} {a_kmajor} {b_kmajor}>", "exec"), ns)  # noqa: S102
     kernel = cuda.jit(ns["kernel"])
     kernel.nbk_smem_bytes = cfg.smem_bytes()
