@@ -8,6 +8,7 @@ split-K reductions and the SIMT kernels. Layout and loader choices other than th
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 
 from numba import types
@@ -28,6 +29,10 @@ PUBLIC = (("float16", None, "f16"), ("bfloat16", None, "bf16"), ("float32", None
           ("float64", None, "f64"))
 
 
+#: the tf32 tile to measure against the default one (perf-notes: the tf32 spill fix)
+TF32_CANDIDATE = cfgmod.TileConfig(256, 128, 64, 4, 2, 3)
+
+
 def default_tile(kind: str, arch: Arch) -> cfgmod.TileConfig:
     """The tile ``plan`` picks for a large problem (4096^3) on ``arch`` without autotuning."""
     if kind in cfgmod.FIXED_TILES:
@@ -35,14 +40,19 @@ def default_tile(kind: str, arch: Arch) -> cfgmod.TileConfig:
     return cfgmod.heuristic(kind, 4096, 4096, 4096, 1, 132, MAX_SMEM.get(arch.base, 99 * 1024))
 
 
-def _mma(kind: str, sm75: bool, partial: bool, arch: Arch):
+def _mma(kind: str, sm75: bool, partial: bool, arch: Arch, tile=None):
     from . import mma_kernel, run
 
-    tile = default_tile(kind, arch)
+    tile = tile or default_tile(kind, arch)
     pair = not partial and cfgmod.ELEMENT_BYTES[kind] == 2  # 16-bit results of aligned rows
     k = mma_kernel.build_kernel(tile, kind, True, True, not sm75, sm75, None, 0, pair, partial)
     acc = types.int32 if kind == "s8" else types.float32
     return k.py_func, run._mma_sig(acc, types.Tuple(())), k.nbk_launch_bounds, k.nbk_smem_bytes
+
+
+def _frag_db(kind: str, arch: Arch):
+    """The default tile with its fragments double-buffered (TileConfig.frag_db)."""
+    return _mma(kind, False, False, arch, dataclasses.replace(default_tile(kind, arch), frag_db=1))
 
 
 def _simt(kind: str, arch: Arch):
@@ -82,6 +92,12 @@ def aot_variants(arch: Arch):
                            functools.partial(_reduce, out_kind)))
     for kind in ("f32", "f64"):
         out.append(Variant(f"gemm/simt/{kind}", "sm_75", functools.partial(_simt, kind)))
+    # candidates to measure: fragment double-buffering, the 256x128 tf32 tile (4x2 warps)
+    for kind in ("bf16", "f16"):
+        out.append(Variant(f"gemm/sm80/{kind}/fragdb", "sm_80",
+                           functools.partial(_frag_db, kind), "HMMA"))
+    out.append(Variant("gemm/sm80/tf32/256x128", "sm_80",
+                       functools.partial(_mma, "tf32", False, False, tile=TF32_CANDIDATE), "HMMA"))
     return out
 
 

@@ -25,6 +25,9 @@ class TileConfig:
     stages: int = 4
     group_m: int = 8  # block rasterization: blocks walk N within groups of group_m rows
     min_blocks: int = 0  # >0: launch bounds asking ptxas to fit this many blocks per SM
+    # 1: double-buffer the mma.sync kernel's fragments: k-step kk+1's ldmatrix (across the
+    # stage boundary too) is issued before k-step kk's MMAs. Not measured yet: off by default.
+    frag_db: int = 0
 
     def __post_init__(self):
         wm, wn = self.bm // self.warps_m, self.bn // self.warps_n
@@ -47,7 +50,7 @@ class TileConfig:
     @property
     def key(self) -> tuple:
         return (self.bm, self.bn, self.bk_bytes, self.warps_m, self.warps_n, self.stages,
-                self.group_m, self.min_blocks)
+                self.group_m, self.min_blocks) + ((self.frag_db,) if self.frag_db else ())
 
     def bk(self, kind: str) -> int:
         return self.bk_bytes // ELEMENT_BYTES[kind]
@@ -58,7 +61,8 @@ class TileConfig:
     def __str__(self):
         return (f"{self.bm}x{self.bn}x{self.bk_bytes}B tile, {self.warps_m}x{self.warps_n} warps, "
                 f"{self.stages} stages" + (f", >={self.min_blocks} blocks/SM" if self.min_blocks
-                                           else ""))
+                                           else "")
+                + (", fragments double-buffered" if self.frag_db else ""))
 
 
 # The candidates the autotuner measures; the heuristic below picks among them.

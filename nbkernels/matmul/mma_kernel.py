@@ -77,6 +77,183 @@ def _wait_group(n):
     return _dev(ns["wait"])
 
 
+def block_raster(GROUP_M):
+    """``(pid, grid_m, grid_n) -> (block row, block column)``: groups of GROUP_M block-rows
+    walk N together, so the A rows and B columns a wave of blocks reads stay in L2."""
+    @_dev
+    def raster(pid, grid_m, grid_n):
+        per_group = GROUP_M * grid_n
+        first_m = (pid // per_group) * GROUP_M
+        rows_in_group = min(grid_m - first_m, GROUP_M)
+        return first_m + (pid % per_group) % rows_in_group, (pid % per_group) // rows_in_group
+    return raster
+
+
+# --- global -> shared ------------------------------------------------------------------------
+def _tile_loader(ROWS, CPR, swz, kmajor, NT, ESZ, async_copy):
+    """``load_tile``: one operand's k-tile into a stage, any position (edges zero-filled).
+
+    The tile is ``ROWS`` rows of ``CPR`` 16-byte chunks (K-major: a row per M/N index, M/N-major:
+    a row per k); chunk ``ch`` of row ``row`` sits at chunk ``swz(row, ch)`` of its row.
+    """
+    EPC = 16 // ESZ  # elements per 16-byte chunk
+    ITERS = ROWS * CPR // NT
+
+    @_dev
+    def chunk(tid, it, mn0, k0, MN, K):
+        """This thread's it-th 16-byte chunk: tile row and column, and its (outer, inner)
+        matrix coordinates with their extents (outer strides by ld, inner is contiguous)."""
+        cid = tid + it * NT
+        row = cid // CPR
+        ch = cid % CPR
+        if kmajor:
+            return row, ch, mn0 + row, k0 + ch * EPC, MN, K
+        return row, ch, k0 + row, mn0 + ch * EPC, K, MN
+
+    if async_copy:
+        @_dev
+        def load_tile(sbase, gptr, mn0, k0, MN, K, ld, tid):
+            for it in range(ITERS):
+                row, ch, outer, inner, outer_n, inner_n = chunk(tid, it, mn0, k0, MN, K)
+                nbytes = 0
+                src = gptr
+                if outer < outer_n and inner < inner_n:
+                    nbytes = min(16, (inner_n - inner) * ESZ)
+                    src = gptr + (outer * ld + inner) * ESZ
+                I.cp_async_cg(sbase + row * (CPR * 16) + swz(row, ch) * 16, src, 16, nbytes)
+    else:
+        @_dev
+        def load_tile(sbase, gptr, mn0, k0, MN, K, ld, tid):
+            # Any alignment of the operand: element loads, 32-bit stores to shared memory.
+            sm = cuda.shared.array(0, uint32)
+            for it in range(ITERS):
+                row, ch, outer, inner, outer_n, inner_n = chunk(tid, it, mn0, k0, MN, K)
+                word0 = (sbase - I.smem_addr(sm, 0) + row * (CPR * 16) + swz(row, ch) * 16) // 4
+                for w in range(4):
+                    v = uint32(0)
+                    if ESZ == 2:
+                        for h in range(2):
+                            e = inner + w * 2 + h
+                            if outer < outer_n and e < inner_n:
+                                a16 = I.ld_global_u16(gptr + (outer * ld + e) * 2)
+                                v |= uint32(a16) << (16 * h)
+                    else:
+                        e = inner + w
+                        if outer < outer_n and e < inner_n:
+                            v = I.ld_global_u32(gptr + (outer * ld + e) * 4)
+                    sm[word0 + w] = v
+    return load_tile
+
+
+def _fast_loader(ROWS, CPR, swz, kmajor, NT, ESZ, BK):
+    """cp.async with the per-chunk arithmetic done once per thread (``setup``).
+
+    A thread's chunks sit RSTEP rows apart with one chunk column, so their global addresses
+    differ by a constant stride and their swizzled smem offsets by a constant (RSTEP is a
+    multiple of the swizzle period). Measured on H200 (ncu): the general loader made the
+    integer ALU the busiest pipe (45%) with the tensor pipe active 45% of the time.
+    ``load_interior`` takes a k-tile of an interior block with no predicate at all,
+    ``load_edge`` any other one (M/N edge from the setup, K edge per k-tile). The edge path
+    on the same per-thread state, rather than the general loader's per-chunk arithmetic that
+    LICM hoisted out of the k loop, took registers from 246 to 244 (bf16 128x128), 254 to 240
+    (tf32 256x128) and 255 + spills to 250 (f64 128x128), and made room for double-buffered
+    fragments (bf16: 255 + 164 B of spills before, 254 after).
+    """
+    EPC = 16 // ESZ
+    ITERS = ROWS * CPR // NT
+    RSTEP = NT // CPR
+    SSTEP = RSTEP * CPR * 16
+
+    @_dev
+    def setup(gptr, mn0, MN, ld, tid):
+        row0 = tid // CPR
+        ch = tid % CPR
+        soff0 = row0 * (CPR * 16) + swz(row0, ch) * 16
+        pstep = RSTEP * ld * ESZ
+        if kmajor:
+            p0 = gptr + ((mn0 + row0) * ld + ch * EPC) * ESZ
+            kadv = BK * ESZ
+            nb = 16
+            bits = 0
+            for it in range(ITERS):
+                if mn0 + row0 + it * RSTEP < MN:
+                    bits |= 1 << it
+        else:
+            inner = mn0 + ch * EPC
+            p0 = gptr + (row0 * ld + inner) * ESZ
+            kadv = BK * ld * ESZ
+            nb = min(16, (MN - inner) * ESZ) if inner < MN else 0
+            bits = (1 << ITERS) - 1 if nb > 0 else 0
+        kpos = ch * EPC if kmajor else row0  # this thread's first k within a k-tile
+        return (int64(p0), int64(pstep), int64(kadv), int64(soff0), int64(bits), int64(nb),
+                int64(kpos))
+
+    @_dev
+    def load_edge(sbase, gptr, st, kt, K):
+        p = st[0] + kt * st[2]
+        krem = K - kt * BK - st[6]  # elements of K left from this thread's first k
+        if kmajor:  # one chunk column: its bytes inside K, the same for every row
+            nb = min(max(krem * ESZ, 0), 16)
+            for it in range(ITERS):
+                ok = ((st[4] >> it) & 1) != 0 and nb > 0
+                I.cp_async_cg(sbase + st[3] + it * SSTEP, p + it * st[1] if ok else gptr, 16,
+                              nb if ok else 0)
+        else:  # rows k = kt * BK + st[6] + it * RSTEP
+            for it in range(ITERS):
+                ok = st[5] > 0 and it * RSTEP < krem
+                I.cp_async_cg(sbase + st[3] + it * SSTEP, p + it * st[1] if ok else gptr, 16,
+                              st[5] if ok else 0)
+
+    @_dev
+    def load_interior(sbase, st, kt):
+        # Every chunk in bounds (an interior block, a full k-tile): no predicates at all.
+        p = st[0] + kt * st[2]
+        for it in range(ITERS):
+            I.cp_async_cg(sbase + st[3] + it * SSTEP, p + it * st[1], 16, 16)
+
+    return setup, load_edge, load_interior
+
+
+def stage_loader(a_geom, b_geom, NT, ESZ, BK, A_BYTES, async_copy, what):
+    """``(setup_a, setup_b, load_stage)``: the k-tile ``t`` of A and B into one stage.
+
+    ``a_geom``/``b_geom`` = (rows, 16-byte chunks per row, swizzle, swizzle period in rows,
+    K-major?). Interior blocks and full k-tiles take the predicate-free loader, the rest the
+    edge loader on the same per-thread state; operands that are not 16-byte aligned (and
+    geometries where a thread's chunks do not repeat the swizzle) the general one.
+    """
+    def fast_ok(geom):
+        rows, cpr, _, period, _ = geom
+        return async_copy and NT % cpr == 0 and (NT // cpr) % period == 0
+
+    for rows, cpr, _, _, _ in (a_geom, b_geom):
+        if (rows * cpr) % NT:
+            raise ValueError(f"{what}: tile chunks do not divide among {NT} threads")
+    setup_a, load_a_edge, load_a_inner = _fast_loader(*a_geom[:3], a_geom[4], NT, ESZ, BK)
+    setup_b, load_b_edge, load_b_inner = _fast_loader(*b_geom[:3], b_geom[4], NT, ESZ, BK)
+    if fast_ok(a_geom) and fast_ok(b_geom):
+        @_dev
+        def load_stage(sbase, t, kfull, interior, a_base, b_base, sta, stb, m0, n0, M, N, K,
+                       lda, ldb, tid):
+            if t < kfull and interior:
+                load_a_inner(sbase, sta, t)
+                load_b_inner(sbase + A_BYTES, stb, t)
+            else:
+                load_a_edge(sbase, a_base, sta, t, K)
+                load_b_edge(sbase + A_BYTES, b_base, stb, t, K)
+    else:
+        load_a = _tile_loader(*a_geom[:3], a_geom[4], NT, ESZ, async_copy)
+        load_b = _tile_loader(*b_geom[:3], b_geom[4], NT, ESZ, async_copy)
+
+        @_dev
+        def load_stage(sbase, t, kfull, interior, a_base, b_base, sta, stb, m0, n0, M, N, K,
+                       lda, ldb, tid):
+            load_a(sbase, a_base, m0, t * BK, M, K, lda, tid)
+            load_b(sbase + A_BYTES, b_base, n0, t * BK, N, K, ldb, tid)
+
+    return setup_a, setup_b, load_stage
+
+
 # Source templates per output kind, filled with str.format: loading C at {addr} (if {ok}) as
 # f32/s32, the 16 result bits of {v}, and storing {v} at {addr} (if {ok}).
 _C_LOAD = {
@@ -92,6 +269,7 @@ _D_STORE = {
     "s32": "I.st_global_s32_if({addr}, int32({v}), {ok})",
 }
 _OUT_BYTES = {"f16": 2, "bf16": 2, "f32": 4, "s32": 4}
+
 
 
 def _unrolled_epilogue(MF, NF, out_kind, epilogue, n_extra, pair=False):
@@ -133,7 +311,10 @@ def _unrolled_epilogue(MF, NF, out_kind, epilogue, n_extra, pair=False):
                             out.append(f"{pad}    b{x} = {val} + beta * {load}")
                             val = f"b{x}"
                         if epilogue is not None:
-                            out.append(f"{pad}    e{x} = epi({val}, row{r}, {col}{extra_args})")
+                            # the column is clamped: an epilogue reading bias[j] must not read past N for
+                            # the lanes beyond the edge, whose results are not stored
+                            out.append(f"{pad}    e{x} = epi({val}, row{r}, min({col}, N - 1)"
+                                       f"{extra_args})")
                             val = f"e{x}"
                         vals.append(val)
                         if not pair:
@@ -194,16 +375,13 @@ def build_kernel(cfg: TileConfig, kind: str, a_kmajor: bool, b_kmajor: bool, asy
     WM, WN = BM // cfg.warps_m, BN // cfg.warps_n
     MF, NF = WM // 16, WN // 8
     NT = cfg.threads
-    GROUP_M = cfg.group_m
     # Shared-memory tile geometry: rows x chunks-per-row (16-byte chunks).
     A_ROWS, A_CPR = (BM, BKB // 16) if a_kmajor else (BK, BM * ESZ // 16)
     B_ROWS, B_CPR = (BN, BKB // 16) if b_kmajor else (BK, BN * ESZ // 16)
     A_BYTES, B_BYTES = A_ROWS * A_CPR * 16, B_ROWS * B_CPR * 16
     STAGE_BYTES = A_BYTES + B_BYTES
-    A_ITERS, B_ITERS = A_ROWS * A_CPR // NT, B_ROWS * B_CPR // NT
-    if A_ITERS * NT != A_ROWS * A_CPR or B_ITERS * NT != B_ROWS * B_CPR:
-        raise ValueError(f"{cfg}: tile chunks do not divide among {NT} threads")
     swz_a, swz_b = _swizzle(A_CPR), _swizzle(B_CPR)
+    SWZ_PERIOD = 8  # rows after which both swizzles repeat
     # partial: a split-K slice writes its raw f32/s32 accumulators to a workspace; the
     # reduction kernel (below) applies beta * C, the epilogue and the conversion.
     out_kind = ("s32" if kind == "s8" else "f32") if partial else OUT_KIND[kind]
@@ -212,127 +390,17 @@ def build_kernel(cfg: TileConfig, kind: str, a_kmajor: bool, b_kmajor: bool, asy
     split3 = kind == "3xtf32"
     tf32_round = kind in ("tf32", "3xtf32")
     is_int = kind == "s8"
+    FRAG_DB = bool(cfg.frag_db)
+    if FRAG_DB and KSTEPS < 2:
+        raise ValueError(f"{cfg}: fragment double-buffering needs >= 2 k-steps per stage")
+    NBUF = 2 if FRAG_DB else 1
+    wait_stages = _wait_group(STAGES - 2)
+    raster = block_raster(cfg.group_m)
 
     # --- global -> shared ---------------------------------------------------------------
-    def make_loader(ROWS, CPR, ITERS, swz, kmajor):
-        @_dev
-        def chunk(tid, it, mn0, k0, MN, K):
-            """This thread's it-th 16-byte chunk: tile row and column, and its (outer, inner)
-            matrix coordinates with their extents (outer strides by ld, inner is contiguous)."""
-            cid = tid + it * NT
-            row = cid // CPR
-            ch = cid % CPR
-            if kmajor:
-                return row, ch, mn0 + row, k0 + ch * EPC, MN, K
-            return row, ch, k0 + row, mn0 + ch * EPC, K, MN
-
-        if async_copy:
-            @_dev
-            def load_tile(sbase, gptr, mn0, k0, MN, K, ld, tid):
-                for it in range(ITERS):
-                    row, ch, outer, inner, outer_n, inner_n = chunk(tid, it, mn0, k0, MN, K)
-                    nbytes = 0
-                    src = gptr
-                    if outer < outer_n and inner < inner_n:
-                        nbytes = min(16, (inner_n - inner) * ESZ)
-                        src = gptr + (outer * ld + inner) * ESZ
-                    I.cp_async_cg(sbase + row * (CPR * 16) + swz(row, ch) * 16, src, 16, nbytes)
-        else:
-            @_dev
-            def load_tile(sbase, gptr, mn0, k0, MN, K, ld, tid):
-                # Any alignment of the operand: element loads, 32-bit stores to shared memory.
-                sm = cuda.shared.array(0, uint32)
-                for it in range(ITERS):
-                    row, ch, outer, inner, outer_n, inner_n = chunk(tid, it, mn0, k0, MN, K)
-                    word0 = (sbase - I.smem_addr(sm, 0) + row * (CPR * 16) + swz(row, ch) * 16) // 4
-                    for w in range(4):
-                        v = uint32(0)
-                        if ESZ == 2:
-                            for h in range(2):
-                                e = inner + w * 2 + h
-                                if outer < outer_n and e < inner_n:
-                                    a16 = I.ld_global_u16(gptr + (outer * ld + e) * 2)
-                                    v |= uint32(a16) << (16 * h)
-                        else:
-                            e = inner + w
-                            if outer < outer_n and e < inner_n:
-                                v = I.ld_global_u32(gptr + (outer * ld + e) * 4)
-                        sm[word0 + w] = v
-        return load_tile
-
-    load_a = make_loader(A_ROWS, A_CPR, A_ITERS, swz_a, a_kmajor)
-    load_b = make_loader(B_ROWS, B_CPR, B_ITERS, swz_b, b_kmajor)
-
-    def make_fast_loader(CPR, ITERS, swz, kmajor):
-        """cp.async for a k-tile wholly inside K, with the per-chunk arithmetic done once.
-
-        A thread's chunks sit RSTEP rows apart with one chunk column, so their global addresses
-        differ by a constant stride and their swizzled smem offsets by a constant (RSTEP is a
-        multiple of 8, the swizzle period). Measured on H200 (ncu): the general loader made the
-        integer ALU the busiest pipe (45%) with the tensor pipe active 45% of the time.
-        """
-        RSTEP = NT // CPR
-        SSTEP = RSTEP * CPR * 16
-
-        @_dev
-        def setup(gptr, mn0, MN, ld, tid):
-            row0 = tid // CPR
-            ch = tid % CPR
-            soff0 = row0 * (CPR * 16) + swz(row0, ch) * 16
-            pstep = RSTEP * ld * ESZ
-            if kmajor:
-                p0 = gptr + ((mn0 + row0) * ld + ch * EPC) * ESZ
-                kadv = BK * ESZ
-                nb = 16
-                bits = 0
-                for it in range(ITERS):
-                    if mn0 + row0 + it * RSTEP < MN:
-                        bits |= 1 << it
-            else:
-                inner = mn0 + ch * EPC
-                p0 = gptr + (row0 * ld + inner) * ESZ
-                kadv = BK * ld * ESZ
-                nb = min(16, (MN - inner) * ESZ) if inner < MN else 0
-                bits = (1 << ITERS) - 1 if nb > 0 else 0
-            return (int64(p0), int64(pstep), int64(kadv), int64(soff0), int64(bits), int64(nb))
-
-        @_dev
-        def load_full(sbase, gptr, st, kt):
-            p = st[0] + kt * st[2]
-            for it in range(ITERS):
-                ok = (st[4] >> it) & 1
-                src = p + it * st[1]
-                I.cp_async_cg(sbase + st[3] + it * SSTEP, src if ok else gptr, 16,
-                              st[5] if ok else 0)
-
-        @_dev
-        def load_interior(sbase, st, kt):
-            # Every chunk in bounds (an interior block, a full k-tile): no predicates at all.
-            p = st[0] + kt * st[2]
-            for it in range(ITERS):
-                I.cp_async_cg(sbase + st[3] + it * SSTEP, p + it * st[1], 16, 16)
-
-        return setup, load_full, load_interior
-
-    def _fast_ok(CPR):
-        return async_copy and NT % CPR == 0 and (NT // CPR) % 8 == 0
-
-    FAST = _fast_ok(A_CPR) and _fast_ok(B_CPR)
-    setup_a, load_a_full, load_a_inner = make_fast_loader(A_CPR, A_ITERS, swz_a, a_kmajor)
-    setup_b, load_b_full, load_b_inner = make_fast_loader(B_CPR, B_ITERS, swz_b, b_kmajor)
-
-    @_dev
-    def load_stage(sbase, t, kfull, interior, a_base, b_base, sta, stb, m0, n0, M, N, K, lda,
-                   ldb, tid):
-        if FAST and t < kfull and interior:
-            load_a_inner(sbase, sta, t)
-            load_b_inner(sbase + A_BYTES, stb, t)
-        elif FAST and t < kfull:
-            load_a_full(sbase, a_base, sta, t)
-            load_b_full(sbase + A_BYTES, b_base, stb, t)
-        else:
-            load_a(sbase, a_base, m0, t * BK, M, K, lda, tid)
-            load_b(sbase + A_BYTES, b_base, n0, t * BK, N, K, ldb, tid)
+    setup_a, setup_b, load_stage = stage_loader(
+        (A_ROWS, A_CPR, swz_a, SWZ_PERIOD, a_kmajor), (B_ROWS, B_CPR, swz_b, SWZ_PERIOD, b_kmajor),
+        NT, ESZ, BK, A_BYTES, async_copy, str(cfg))
 
     # --- shared -> registers -----------------------------------------------------------------
     @_dev
@@ -388,45 +456,81 @@ def build_kernel(cfg: TileConfig, kind: str, a_kmajor: bool, b_kmajor: bool, asy
             return mma(a, b, c)
 
     @_dev
-    def kstep(sa_base, sb_base, kk, lane, wm, wn, afrag, bfrag, asmall, bsmall, acc):
+    def load_frags(sa_base, sb_base, kk, buf, lane, wm, wn, afrag, bfrag, asmall, bsmall):
+        """k-step kk's A and B fragments (tf32: rounded, 3xtf32: and the remainders)."""
         for f in range(MF):
             d = ld_a(sa_base + a_offset(f, kk, lane, wm))
             for r in range(4):
-                afrag[f, r] = d[r]
+                afrag[buf, f, r] = d[r]
         for p in range(NF // 2):
             d = ld_b(sb_base + b_offset(p, kk, lane, wn))
-            bfrag[2 * p, 0] = d[0]
-            bfrag[2 * p, 1] = d[1]
-            bfrag[2 * p + 1, 0] = d[2]
-            bfrag[2 * p + 1, 1] = d[3]
+            bfrag[buf, 2 * p, 0] = d[0]
+            bfrag[buf, 2 * p, 1] = d[1]
+            bfrag[buf, 2 * p + 1, 0] = d[2]
+            bfrag[buf, 2 * p + 1, 1] = d[3]
         if tf32_round:
             for f in range(MF):
                 for r in range(4):
-                    big = tf32(afrag[f, r])
+                    big = tf32(afrag[buf, f, r])
                     if split3:
-                        asmall[f, r] = tf32_small(afrag[f, r], big)
-                    afrag[f, r] = big
+                        asmall[buf, f, r] = tf32_small(afrag[buf, f, r], big)
+                    afrag[buf, f, r] = big
             for n in range(NF):
                 for r in range(2):
-                    big = tf32(bfrag[n, r])
+                    big = tf32(bfrag[buf, n, r])
                     if split3:
-                        bsmall[n, r] = tf32_small(bfrag[n, r], big)
-                    bfrag[n, r] = big
+                        bsmall[buf, n, r] = tf32_small(bfrag[buf, n, r], big)
+                    bfrag[buf, n, r] = big
+
+    @_dev
+    def mmas(buf, afrag, bfrag, asmall, bsmall, acc):
         for f in range(MF):
             for n in range(NF):
-                a = (afrag[f, 0], afrag[f, 1], afrag[f, 2], afrag[f, 3])
-                b = (bfrag[n, 0], bfrag[n, 1])
+                a = (afrag[buf, f, 0], afrag[buf, f, 1], afrag[buf, f, 2], afrag[buf, f, 3])
+                b = (bfrag[buf, n, 0], bfrag[buf, n, 1])
                 c = (acc[f, n, 0], acc[f, n, 1], acc[f, n, 2], acc[f, n, 3])
                 if split3:
-                    c = do_mma((asmall[f, 0], asmall[f, 1], asmall[f, 2], asmall[f, 3]),
-                               b, c)
-                    c = do_mma(a, (bsmall[n, 0], bsmall[n, 1]), c)
+                    c = do_mma((asmall[buf, f, 0], asmall[buf, f, 1], asmall[buf, f, 2],
+                                asmall[buf, f, 3]), b, c)
+                    c = do_mma(a, (bsmall[buf, n, 0], bsmall[buf, n, 1]), c)
                 d = do_mma(a, b, c)
                 for i in range(4):
                     acc[f, n, i] = d[i]
 
+    @_dev
+    def kstep(sa_base, sb_base, kk, lane, wm, wn, afrag, bfrag, asmall, bsmall, acc):
+        load_frags(sa_base, sb_base, kk, 0, lane, wm, wn, afrag, bfrag, asmall, bsmall)
+        mmas(0, afrag, bfrag, asmall, bsmall, acc)
+
+    @_dev
+    def db_kstep(kk, sa_base, nx_base, kt, ktiles, smem, kfull, interior, a_base, b_base, sta,
+                 stb, m0, n0, M, N, K, lda, ldb, tid, lane, wm, wn, afrag, bfrag, asmall, bsmall,
+                 acc):
+        """k-step kk (a literal) with fragment double-buffering: the next k-step's fragments
+        (at the last k-step: the next stage's first, after the barrier of k-step KSTEPS-2) are
+        loaded before this k-step's MMAs are issued, so no MMA waits on its own ldmatrix."""
+        if kk + 1 < KSTEPS:
+            load_frags(sa_base, sa_base + A_BYTES, kk + 1, (kk + 1) % 2, lane, wm, wn, afrag,
+                       bfrag, asmall, bsmall)
+        else:
+            load_frags(nx_base, nx_base + A_BYTES, 0, (kk + 1) % 2, lane, wm, wn, afrag, bfrag,
+                       asmall, bsmall)
+        if kk == 0:
+            # the slot of k-tile kt - 1: every warp has read it (barrier of the last stage)
+            nt = kt + STAGES - 1
+            if nt < ktiles:
+                load_stage(smem + (nt % STAGES) * STAGE_BYTES, nt, kfull, interior, a_base,
+                           b_base, sta, stb, m0, n0, M, N, K, lda, ldb, tid)
+            if async_copy:
+                I.cp_async_commit_group()
+        mmas(kk % 2, afrag, bfrag, asmall, bsmall, acc)
+        if kk == KSTEPS - 2:
+            # k-tile kt + 1 has landed (the next k-step reads it) and kt's slot is free
+            if async_copy:
+                wait_stages()
+            cuda.syncthreads()
+
     acc_t = int32 if is_int else float32
-    wait_stages = _wait_group(STAGES - 2)
     if pair_store and out_kind not in _TO_BITS:
         raise ValueError(f"paired stores are for 16-bit results, not {out_kind}")
     store_all = _unrolled_epilogue(MF, NF, out_kind, epilogue, n_extra, pair_store)
@@ -449,13 +553,7 @@ def build_kernel(cfg: TileConfig, kind: str, a_kmajor: bool, b_kmajor: bool, asy
         warp = tid // 32
         wm = warp // WARPS_N
         wn = warp % WARPS_N
-        # block rasterization: groups of GROUP_M block-rows walk N together (L2 reuse)
-        pid = cuda.blockIdx.x
-        per_group = GROUP_M * grid_n
-        first_m = (pid // per_group) * GROUP_M
-        rows_in_group = min(grid_m - first_m, GROUP_M)
-        bm_idx = first_m + (pid % per_group) % rows_in_group
-        bn_idx = (pid % per_group) // rows_in_group
+        bm_idx, bn_idx = raster(cuda.blockIdx.x, grid_m, grid_n)
         m0 = bm_idx * BM
         n0 = bn_idx * BN
         # blockIdx.y = batch * splits + split; split s reduces K in [s * kchunk, (s+1) * kchunk)
@@ -472,10 +570,10 @@ def build_kernel(cfg: TileConfig, kind: str, a_kmajor: bool, b_kmajor: bool, asy
             for n in range(NF):
                 for i in range(4):
                     acc[f, n, i] = 0
-        afrag = cuda.local.array((MF, 4), uint32)
-        bfrag = cuda.local.array((NF, 2), uint32)
-        asmall = cuda.local.array((MF, 4), uint32)
-        bsmall = cuda.local.array((NF, 2), uint32)
+        afrag = cuda.local.array((NBUF, MF, 4), uint32)
+        bfrag = cuda.local.array((NBUF, NF, 2), uint32)
+        asmall = cuda.local.array((NBUF, MF, 4), uint32)
+        bsmall = cuda.local.array((NBUF, NF, 2), uint32)
 
         ktiles = (K + BK - 1) // BK
         kfull = K // BK
@@ -488,27 +586,50 @@ def build_kernel(cfg: TileConfig, kind: str, a_kmajor: bool, b_kmajor: bool, asy
                            m0, n0, M, N, K, lda, ldb, tid)
             if async_copy:
                 I.cp_async_commit_group()
-        for kt in range(ktiles):
+        if FRAG_DB:
             if async_copy:
                 wait_stages()
             cuda.syncthreads()
-            nt = kt + STAGES - 1
-            if nt < ktiles:
-                load_stage(smem + (nt % STAGES) * STAGE_BYTES, nt, kfull, interior, a_base, b_base,
-                           sta, stb, m0, n0, M, N, K, lda, ldb, tid)
-            if async_copy:
-                I.cp_async_commit_group()
-            sa_base = smem + (kt % STAGES) * STAGE_BYTES
-            sb_base = sa_base + A_BYTES
-            # The k-steps of a stage are unrolled by hand (numba leaves a loop here, and the
-            # loop kept ptxas from loading step kk+1's fragments under step kk's MMAs).
-            kstep(sa_base, sb_base, 0, lane, wm, wn, afrag, bfrag, asmall, bsmall, acc)
-            if KSTEPS > 1:
-                kstep(sa_base, sb_base, 1, lane, wm, wn, afrag, bfrag, asmall, bsmall, acc)
-            if KSTEPS > 2:
-                kstep(sa_base, sb_base, 2, lane, wm, wn, afrag, bfrag, asmall, bsmall, acc)
-            if KSTEPS > 3:
-                kstep(sa_base, sb_base, 3, lane, wm, wn, afrag, bfrag, asmall, bsmall, acc)
+            load_frags(smem, smem + A_BYTES, 0, 0, lane, wm, wn, afrag, bfrag, asmall, bsmall)
+            for kt in range(ktiles):
+                sa_base = smem + (kt % STAGES) * STAGE_BYTES
+                nx_base = smem + ((kt + 1) % STAGES) * STAGE_BYTES
+                db_kstep(0, sa_base, nx_base, kt, ktiles, smem, kfull, interior, a_base, b_base,
+                         sta, stb, m0, n0, M, N, K, lda, ldb, tid, lane, wm, wn, afrag, bfrag,
+                         asmall, bsmall, acc)
+                db_kstep(1, sa_base, nx_base, kt, ktiles, smem, kfull, interior, a_base, b_base,
+                         sta, stb, m0, n0, M, N, K, lda, ldb, tid, lane, wm, wn, afrag, bfrag,
+                         asmall, bsmall, acc)
+                if KSTEPS > 2:
+                    db_kstep(2, sa_base, nx_base, kt, ktiles, smem, kfull, interior, a_base,
+                             b_base, sta, stb, m0, n0, M, N, K, lda, ldb, tid, lane, wm, wn,
+                             afrag, bfrag, asmall, bsmall, acc)
+                if KSTEPS > 3:
+                    db_kstep(3, sa_base, nx_base, kt, ktiles, smem, kfull, interior, a_base,
+                             b_base, sta, stb, m0, n0, M, N, K, lda, ldb, tid, lane, wm, wn,
+                             afrag, bfrag, asmall, bsmall, acc)
+        else:
+            for kt in range(ktiles):
+                if async_copy:
+                    wait_stages()
+                cuda.syncthreads()
+                nt = kt + STAGES - 1
+                if nt < ktiles:
+                    load_stage(smem + (nt % STAGES) * STAGE_BYTES, nt, kfull, interior, a_base,
+                               b_base, sta, stb, m0, n0, M, N, K, lda, ldb, tid)
+                if async_copy:
+                    I.cp_async_commit_group()
+                sa_base = smem + (kt % STAGES) * STAGE_BYTES
+                sb_base = sa_base + A_BYTES
+                # The k-steps of a stage are unrolled by hand (numba leaves a loop here, and the
+                # loop kept ptxas from loading step kk+1's fragments under step kk's MMAs).
+                kstep(sa_base, sb_base, 0, lane, wm, wn, afrag, bfrag, asmall, bsmall, acc)
+                if KSTEPS > 1:
+                    kstep(sa_base, sb_base, 1, lane, wm, wn, afrag, bfrag, asmall, bsmall, acc)
+                if KSTEPS > 2:
+                    kstep(sa_base, sb_base, 2, lane, wm, wn, afrag, bfrag, asmall, bsmall, acc)
+                if KSTEPS > 3:
+                    kstep(sa_base, sb_base, 3, lane, wm, wn, afrag, bfrag, asmall, bsmall, acc)
         if async_copy:
             I.cp_async_wait_all()
 
