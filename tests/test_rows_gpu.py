@@ -10,7 +10,10 @@ from .row_cases import DTYPES, mismatch, run_case, to_numpy
 pytestmark = pytest.mark.gpu
 
 OPS = ("rms_norm", "rms_norm_residual", "layer_norm", "softmax", "swiglu", "swiglu_packed")
-SHAPES = [(5, 122), (1000, 1024), (130, 4096), (7, 12290), (3, 65536), (2, 1 << 20)]
+# (5000, 1024) and (3000, 4096): more row groups than blocks stay resident on any GPU, so
+# every block walks several rows
+SHAPES = [(5, 122), (1000, 1024), (130, 4096), (7, 12290), (3, 65536), (2, 1 << 20),
+          (5000, 1024), (3000, 4096)]
 CASES = [(op, dt, s, "contig", None, None)
          for op, dt, s in itertools.product(OPS, DTYPES, SHAPES)]
 CASES += [(op, dt, (37, 3000), lay, None, var)
@@ -22,6 +25,11 @@ CASES += [("softmax", dt, (64, 5000), "contig", sp, var)
 CASES += [(op, "float32", (64, 3000), "contig", sp, None)
           for op, sp in itertools.product(("rms_norm", "layer_norm", "swiglu"),
                                           ("nonfinite", "equal"))]
+# a few blocks looping over many rows, one or two buffers; swiglu looping over chunks
+CASES += [(op, dt, (37, 3000), "contig", None, var)
+          for op, dt, var in itertools.product(OPS, ("bfloat16", "float32"), ("loop1", "loop2"))]
+CASES += [(op, "float16", (301, 1000), "contig", None, "warploop") for op in OPS]
+CASES += [("swiglu", "bfloat16", (3, 40000), "contig", None, "splitloop")]
 
 
 def _fw(fw):
@@ -104,3 +112,53 @@ def test_softmax_other_axis_torch():
         m = mismatch(f"axis {axis}", to_numpy(got).swapaxes(axis, -1),
                      softmax_ref(to_numpy(x), axis).swapaxes(axis, -1), "bfloat16")
         assert m is None, m
+
+
+@pytest.mark.parametrize("mode", ["0", "1", "2"])
+@pytest.mark.parametrize("op", OPS)
+def test_loop_modes(op, mode, monkeypatch):
+    """NBKERNELS_ROWS_LOOP (the benchmark's comparison): a block per row, or blocks looping
+    with one or two buffers; each must give the same results, replays included."""
+    _fw("cupy")
+    monkeypatch.setenv("NBKERNELS_ROWS_LOOP", mode)
+    rng = np.random.default_rng()
+    for shape in ((3000, 4096), (4000, 512)):
+        for _ in range(2):
+            fails = run_case((op, "bfloat16", shape, "contig", None, None), rng, "cupy")
+            assert not fails, "\n".join(fails[:10])
+
+
+def test_resident_estimate_matches_the_driver():
+    """config.resident_blocks, from a kernel's real registers, against the driver's occupancy
+    query for the same function: the grid of the row loop is sized from the estimate."""
+    cupy = pytest.importorskip("cupy")
+    from cuda.bindings import driver as drv
+
+    import nbkernels
+    from nbkernels.rows import config, host
+    from nbkernels.smem import device_limits
+
+    x = cupy.ones((300, 4096), cupy.float32)
+    for dt in (cupy.float32, cupy.float16):
+        xs = x.astype(dt)
+        for _ in range(2):
+            nbkernels.rms_norm(xs, xs[0], residual=xs)
+            nbkernels.layer_norm(xs, xs[0], xs[0])
+            nbkernels.softmax(xs)
+            nbkernels.swiglu(xs, xs)
+    lim = host.sm_limits()
+    max_smem = device_limits()[1]
+    attr = drv.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+    wrong = []
+    assert host._KERNEL_INFO
+    for regs, static, f in host._KERNEL_INFO.values():
+        drv.cuFuncSetAttribute(f, attr, max_smem - static)
+        for threads in (32, 128, 256, 512):
+            for smem in (0, 16384, 49152, 70000, 114688, max_smem - static):
+                err, got = drv.cuOccupancyMaxActiveBlocksPerMultiprocessor(f, threads, smem)
+                assert err == drv.CUresult.CUDA_SUCCESS, err
+                want = config.resident_blocks(threads, regs, smem + static, lim)
+                if got != want:
+                    wrong.append(f"{regs} regs, {static} B static, {threads} threads, {smem} B: "
+                                 f"driver {got}, estimate {want}")
+    assert not wrong, "\n".join(wrong[:20])

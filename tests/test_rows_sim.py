@@ -35,11 +35,33 @@ CASES += [("layer_norm", "float32", (4, 90), "contig", "nonfinite", "split"),
           ("softmax", "float32", (0, 8), "contig", None, None),
           ("layer_norm", "float32", (7,), "contig", None, None)]
 
+# blocks looping over rows: 7 rows on 2 blocks (two buffers: the next row in flight), 5 on 3
+# (one buffer), 9 on 2 blocks of 2 warps (groups with unequal row counts), a single row, one
+# block for all rows, swiglu's chunks on 2 blocks, odd layouts and values inside the loop
+LOOP_CASES = [(op, dt, (7, 300), "contig", None, "loop2")
+              for op, dt in itertools.product(OPS, ("bfloat16", "float32"))]
+LOOP_CASES += [(op, "float16", (5, 100), "contig", None, "loop1") for op in OPS]
+LOOP_CASES += [(op, "bfloat16", (9, 40), "contig", None, "warploop") for op in OPS]
+LOOP_CASES += [("rms_norm", "float32", (1, 64), "contig", None, "loop2"),
+               ("softmax", "bfloat16", (4, 1000), "contig", "big", "oneblock"),
+               ("swiglu", "float32", (3, 2500), "contig", None, "splitloop"),
+               ("swiglu_packed", "bfloat16", (2, 3000), "contig", None, "splitloop"),
+               ("layer_norm", "bfloat16", (6, 70), "rowstride", None, "loop2"),
+               ("rms_norm_residual", "float16", (5, 72), "misaligned", None, "loop1"),
+               ("softmax", "float32", (4, 90), "contig", "nonfinite", "loop2"),
+               ("layer_norm", "float32", (4, 90), "contig", "nonfinite", "loop2"),
+               ("layer_norm", "bfloat16", (5, 64), "contig", "equal", "loop1"),
+               ("layer_norm", "float32", (5, 64), "contig", "equal", "warploop")]
+CASES += LOOP_CASES
+
 # Turing's path (no cp.async: rows staged through registers; bf16 rounded in integer code)
 SM75_CASES = [(op, dt, (3, 300), "contig", None, var)
               for op in ("rms_norm_residual", "layer_norm", "softmax", "swiglu")
               for dt in ("bfloat16", "float16") for var in (None, "split")]
-SM75_CASES += [("softmax", "bfloat16", (3, 50), "contig", "nonfinite", None)]
+SM75_CASES += [("softmax", "bfloat16", (3, 50), "contig", "nonfinite", None),
+               ("layer_norm", "bfloat16", (5, 300), "contig", None, "loop2"),
+               ("rms_norm_residual", "float16", (7, 100), "contig", None, "loop1"),
+               ("swiglu", "bfloat16", (5, 100), "contig", None, "warploop")]
 
 SCRIPT = r'''
 import contextlib, json, sys
@@ -74,6 +96,49 @@ def test_row_kernels_in_simulator(chunk):
 
 def test_turing_path_in_simulator():
     proc = run_simulated(["-c", SCRIPT, json.dumps(SM75_CASES), "sm_75"])
+    line = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
+    assert line, proc.stdout[-3000:] + proc.stderr[-3000:]
+    fails = json.loads(line[0][7:])
+    assert not fails, "\n".join(fails[:20])
+
+
+IN_PLACE = r'''
+import json, sys
+import numpy as np
+sys.path.insert(0, "tests")
+import nbkernels as nbk
+from nbkernels.rows import RowConfig, rms_norm_ref, softmax_ref, swiglu_ref
+from row_cases import mismatch
+rng = np.random.default_rng()
+fails = []
+for cfg in (RowConfig("block", 64, blocks=2, buffers=2),
+            RowConfig("block", 64, blocks=2, buffers=1),
+            RowConfig("warp", 32, 2, blocks=2, buffers=2)):
+    x = rng.standard_normal((7, 96)).astype(np.float32)
+    r = rng.standard_normal((7, 96)).astype(np.float32)
+    w = rng.standard_normal(96).astype(np.float32)
+    want_y, want_h = rms_norm_ref(x, w, residual=r)
+    res = nbk.rms_norm(x, w, residual=r, out=x, residual_out=r, config=cfg)
+    if res.out is not x or res.residual is not r:
+        fails.append(f"{cfg}: in-place results are not the arrays passed")
+    fails += [m for m in (mismatch(f"{cfg} y", x, want_y, "float32"),
+                          mismatch(f"{cfg} h", r, want_h.astype(np.float64), "float32")) if m]
+    x = rng.standard_normal((7, 96)).astype(np.float32)
+    want = softmax_ref(x)
+    nbk.softmax(x, out=x, config=cfg)
+    fails += [m for m in (mismatch(f"{cfg} softmax", x, want, "float32"),) if m]
+    g = rng.standard_normal((7, 96)).astype(np.float32)
+    u = rng.standard_normal((7, 96)).astype(np.float32)
+    want = swiglu_ref(g, u)
+    nbk.swiglu(g, u, out=u, config=cfg)
+    fails += [m for m in (mismatch(f"{cfg} swiglu", u, want, "float32"),) if m]
+print("RESULT " + json.dumps(fails))
+'''
+
+
+def test_in_place_with_blocks_looping_over_rows():
+    """out=x and residual_out=residual while a block's next row is already in flight."""
+    proc = run_simulated(["-c", IN_PLACE])
     line = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
     assert line, proc.stdout[-3000:] + proc.stderr[-3000:]
     fails = json.loads(line[0][7:])

@@ -6,7 +6,7 @@ no row length ever triggers a compile.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..errors import NbkernelsError
 from .device import MAX_THREADS, PER_THREAD
@@ -20,17 +20,29 @@ SPLIT_THREADS = 256  # a chunk of a long row: 256 threads x 32 values = 8192 ele
 class RowConfig:
     """``variant`` "warp": one warp per row, ``rows_per_block`` rows a block; "block": one
     block of ``threads`` per row; "split": ``chunks`` blocks of ``threads`` per row, a
-    partial-statistics pass and a finishing pass (rows longer than a block holds)."""
+    partial-statistics pass and a finishing pass (rows longer than a block holds).
+
+    Warp and block layouts loop: each block walks rows ``r, r + step, ...``. ``blocks``: how
+    many blocks are launched (0: as many as stay resident on the GPU, :func:`plan_loop`;
+    never more than the rows need); ``buffers``: staging buffers per row group, 1 or 2 (two:
+    the next row's copies are in flight while this one is reduced and written; 0: chosen by
+    :func:`plan_loop`). swiglu loops over the split layout's chunks too."""
 
     variant: str
     threads: int
     rows_per_block: int = 1
     chunks: int = 1
+    blocks: int = 0
+    buffers: int = 0
 
     def __post_init__(self):
         if self.variant not in VARIANTS:
             raise NbkernelsError(f"RowConfig.variant: expected one of {VARIANTS}, got "
                                  f"{self.variant!r}")
+        if self.blocks < 0 or self.buffers not in (0, 1, 2):
+            raise NbkernelsError(f"RowConfig: blocks must be >= 0 (0: as many as stay "
+                                 f"resident) and buffers 0, 1 or 2, got blocks={self.blocks}, "
+                                 f"buffers={self.buffers}")
         if self.threads % 32 or not 32 <= self.threads * self.rows_per_block <= MAX_THREADS:
             raise NbkernelsError(
                 f"RowConfig: threads ({self.threads}) must be a multiple of 32 and a block "
@@ -48,6 +60,7 @@ class RowConfig:
         return self.threads * PER_THREAD
 
     def grid(self, rows: int) -> int:
+        """Blocks for one row group (or chunk) each: the most a launch uses."""
         if self.variant == "split":
             return rows * self.chunks
         return -(-rows // self.rows_per_block)
@@ -105,4 +118,63 @@ def with_chunks(cfg: RowConfig, n: int) -> RowConfig:
             raise NbkernelsError(f"config: a {cfg.variant} layout of {cfg.threads} threads holds "
                                  f"{cfg.capacity} elements per row, the rows have {n}")
         return cfg
-    return RowConfig("split", cfg.threads, 1, max(1, -(-n // cfg.capacity)))
+    return replace(cfg, rows_per_block=1, chunks=max(1, -(-n // cfg.capacity)))
+
+
+# --- how many blocks loop over the rows ------------------------------------------------------
+@dataclass(frozen=True)
+class SmLimits:
+    """What one SM holds at once (device attributes; the defaults are sm_90's)."""
+
+    threads: int = 2048
+    blocks: int = 32
+    registers: int = 65536
+    smem: int = 233472  # bytes, the largest carveout (228 KB on sm_90, 164 KB on sm_80)
+    reserved_smem: int = 1024  # per block, taken by the system (sm_80+)
+    smem_granule: int = 128
+    reg_granule: int = 256  # registers are allocated per warp in units of this
+    partitions: int = 4  # an SM's registers are split among its warp schedulers
+
+
+def resident_blocks(threads: int, regs: int, smem: int, lim: SmLimits = SmLimits()) -> int:
+    """Blocks of ``threads`` threads, ``regs`` registers per thread and ``smem`` bytes of
+    shared memory (static + dynamic) that one SM runs at once: the CUDA occupancy
+    calculator's rule (registers go to warps in 256-register units, per scheduler partition;
+    shared memory in 128-byte units plus the per-block reserve). 0 if one does not fit."""
+    warps = -(-threads // 32)
+    per_warp = -(-regs * 32 // lim.reg_granule) * lim.reg_granule
+    by_regs = (lim.registers // lim.partitions // per_warp) * lim.partitions // warps \
+        if per_warp else lim.blocks
+    per_block = -(-(smem + lim.reserved_smem) // lim.smem_granule) * lim.smem_granule
+    by_smem = lim.smem // per_block
+    return max(0, min(lim.blocks, lim.threads // (warps * 32), by_regs, by_smem))
+
+
+def plan_loop(cfg: RowConfig, items: int, sms: int, lim: SmLimits, regs: int, static_smem: int,
+              row_bytes: int, vec_bytes: int, max_smem: int, mode: str | None = None):
+    """(blocks, buffers, dynamic shared memory) for ``items`` row groups (or chunks) in the
+    looping layout ``cfg``. A thread stages ``row_bytes`` per buffer and ``vec_bytes`` once
+    (weight, bias). Two buffers unless they do not fit in a block, or they leave one block
+    per SM where one buffer leaves more (a guess, not measured yet: a lone block idles the
+    SM at every barrier; the benchmark's --modes 1,2 compares the two).
+    Blocks: as many as stay resident (``lim``, ``regs`` registers per thread), at most one
+    per item. ``mode`` (NBKERNELS_ROWS_LOOP) "0": a block per item, one buffer (no loop:
+    the layout before the loop, for comparison); "1" / "2": that many buffers."""
+    block = cfg.threads * cfg.rows_per_block
+
+    def smem(nbuf):
+        return block * (nbuf * row_bytes + vec_bytes)
+
+    def resident(nbuf):
+        return resident_blocks(block, regs, smem(nbuf) + static_smem, lim)
+
+    if mode == "0" and not (cfg.blocks or cfg.buffers):
+        return items, 1, smem(1)
+    nbuf = cfg.buffers or (int(mode) if mode in ("1", "2") else 0)
+    if not nbuf:
+        two, one = resident(2), resident(1)
+        nbuf = 2 if smem(2) <= max_smem and (two >= 2 or two >= one) else 1
+    if nbuf == 2 and smem(2) > max_smem:
+        nbuf = 1
+    blocks = cfg.blocks or max(1, resident(nbuf)) * sms
+    return max(1, min(blocks, items)), nbuf, smem(nbuf)

@@ -38,6 +38,13 @@ def dev(fn):
 
 
 @dev
+def sword(sh, w):
+    """32-bit shared address of word ``w`` of ``sh``, in 32-bit arithmetic (index math in 64
+    bits cost registers in the row loop; shared memory is far below 4 GB)."""
+    return uint32(M.smem_addr(sh, 0) + uint32(w) * uint32(4))
+
+
+@dev
 def bf16_bits_sw(x):
     """float32 -> bfloat16 bits, round to nearest even, in integer code (sm_75 has no cvt)."""
     b = C.f32_to_bits(x)
@@ -164,14 +171,14 @@ def make_io(kind: str, sm80: bool, row_kind: str | None = None):
     @dev
     def fetch(sh, base, t, G, j, tmp):
         for q in range(GW // 4):
-            w = M.ld_shared_v4(M.smem_addr(sh, base + (j * G + t) * GW + q * 4))
+            w = M.ld_shared_v4(sword(sh, base + (j * G + t) * GW + q * 4))
             for i in range(4):
                 tmp[q * 4 + i] = w[i]
 
     @dev
     def put_back(sh, base, t, G, j, tmp):
         for q in range(GW // 4):
-            M.st_shared_v4(M.smem_addr(sh, base + (j * G + t) * GW + q * 4),
+            M.st_shared_v4(sword(sh, base + (j * G + t) * GW + q * 4),
                            (tmp[q * 4], tmp[q * 4 + 1], tmp[q * 4 + 2], tmp[q * 4 + 3]))
 
     @dev
@@ -204,7 +211,7 @@ def make_io(kind: str, sm80: bool, row_kind: str | None = None):
                 for q in range(GW // 4):
                     e = (j * G + t) * S + q * E
                     nbytes = min(max(m - e, 0), E) * esz  # past the end: zero-filled, not read
-                    A.cp_async_cg(M.smem_addr(sh, base + (j * G + t) * GW + q * 4),
+                    A.cp_async_cg(sword(sh, base + (j * G + t) * GW + q * 4),
                                   uint64(addr + e * esz), 16, uint32(nbytes))
     else:  # sm_75 has no cp.async: through registers (zero past the end, as cp.async fills)
         @dev
@@ -216,14 +223,34 @@ def make_io(kind: str, sm80: bool, row_kind: str | None = None):
 
     # wait(): this thread's staged groups are then visible to it (each thread reads back only
     # what it wrote: no barrier needed); without cp.async they already are
+    # commit(): close what this thread issued since the last commit into one group;
+    # wait_older(): commit, then wait for every group but that newest one (the next row's
+    # copies stay in flight while the current row is worked on)
     if sm80:
         @dev
         def wait():
             A.cp_async_commit_group()
             A.cp_async_wait_all()
+
+        @dev
+        def commit():
+            A.cp_async_commit_group()
+
+        @dev
+        def wait_older():
+            A.cp_async_commit_group()
+            A.cp_async_wait_group(1)
     else:
         @dev
         def wait():
+            pass
+
+        @dev
+        def commit():
+            pass
+
+        @dev
+        def wait_older():
             pass
 
     @dev
@@ -231,38 +258,22 @@ def make_io(kind: str, sm80: bool, row_kind: str | None = None):
         """Group ``j`` holds no padding: its elements need no mask."""
         return (j * G + t) * S + S <= m
 
-    @dev
-    def gload_all(addr, m, t, G, raw):
-        """All groups into ``raw`` (``words`` words, element i at slot i): every load issued
-        before any use, the most bytes in flight a thread can have without staging."""
-        for j in range(V):
-            for q in range(GW // 4):
-                e = (j * G + t) * S + q * E
-                if e + E <= m:
-                    w = M.ld_global_v4(uint64(addr + e * esz))
-                    for i in range(4):
-                        raw[j * GW + q * 4 + i] = w[i]
-                else:
-                    for k in range(E):
-                        set_slot(raw, j * S + q * E + k, ld1(addr + (e + k) * esz, e + k < m))
+    return SimpleNamespace(issue=issue, wait=wait, commit=commit, wait_older=wait_older,
+                           full=full, fetch=fetch, put_back=put_back, gload=gload, gstore=gstore,
+                           get=get, put=put, first=first, elem=elem, gw=GW, groups=V, slot=S,
+                           words=PER_THREAD * esz // 4)
 
-    @dev
-    def gstore_all(addr, m, t, G, raw):
-        for j in range(V):
-            for q in range(GW // 4):
-                e = (j * G + t) * S + q * E
-                b = j * GW + q * 4
-                if e + E <= m:
-                    M.st_global_v4(uint64(addr + e * esz),
-                                   (raw[b], raw[b + 1], raw[b + 2], raw[b + 3]))
-                else:
-                    for k in range(E):
-                        st1(addr + (e + k) * esz, slot_bits(raw, j * S + q * E + k), e + k < m)
 
-    return SimpleNamespace(issue=issue, wait=wait, full=full, gload_all=gload_all,
-                           gstore_all=gstore_all, fetch=fetch, put_back=put_back, gload=gload,
-                           gstore=gstore, get=get, put=put, first=first,
-                           elem=elem, gw=GW, groups=V, slot=S, words=PER_THREAD * esz // 4)
+LOG2E = np.float32(1.4426950408889634)
+
+
+@dev
+def fast_exp(v):
+    """exp(v) as 2^(v * log2 e): math.exp2 is one ex2.approx (MUFU.EX2) where math.exp's
+    libdevice expf is ~10 instructions; relative error a few float32 ulps. softmax passes
+    x - max, exact near the max, so rows of values near 1e4 keep full accuracy (folding the
+    max into an FMA, x * log2e - max * log2e, would lose ~1e-3 there)."""
+    return math.exp2(v * LOG2E)
 
 
 @dev
@@ -288,33 +299,94 @@ def warp_max(v):
 @dev
 def group_sum(v, G, red, slot):
     """Sum over the ``G`` threads of the caller's group; every thread gets the same value.
-    ``red`` is a (slots, MAX_WARPS) shared array; each slot may be used once per kernel."""
+    ``red`` is a (slots, MAX_WARPS) shared array. A group of more than one warp is the whole
+    block (RowConfig allows several rows per block only for the warp layout), so its barrier
+    is reached by every thread. A slot may be written again only after every thread has
+    passed a later barrier: a loop over rows alternates two slots (or uses two reductions a
+    row, as layer_norm and softmax do)."""
     v = warp_sum(v)
-    if G > 32:  # G is the same for the whole block: the barrier is reached by every thread
+    if G > 32:
         tb = cuda.threadIdx.x
         if tb % 32 == 0:
             red[slot, tb // 32] = v
         cuda.syncthreads()
-        first = (tb // G) * (G // 32)
         v = float32(0)
         for w in range(G // 32):
-            v += red[slot, first + w]
+            v += red[slot, w]
     return v
 
 
 @dev
 def group_max(v, G, red, slot):
+    """Maximum over the caller's group; as :func:`group_sum`."""
     v = warp_max(v)
     if G > 32:
         tb = cuda.threadIdx.x
         if tb % 32 == 0:
             red[slot, tb // 32] = v
         cuda.syncthreads()
-        first = (tb // G) * (G // 32)
         v = float32(-math.inf)
         for w in range(G // 32):
-            v = max(v, red[slot, first + w])
+            v = max(v, red[slot, w])
     return v
+
+
+@dev
+def walk(G):
+    """Where a group starts when blocks loop over rows (phase 0): (its first row, the step
+    to its next row, thread in group, group in block). Block b's groups take rows
+    b * groups + g, then every gridDim * groups rows after it."""
+    tb = int64(cuda.threadIdx.x)
+    grp = tb // G
+    per = int64(cuda.blockDim.x) // G
+    return int64(cuda.blockIdx.x) * per + grp, int64(cuda.gridDim.x) * per, tb - grp * G, grp
+
+
+def make_loop(io, prologue, stage, work):
+    """``loop(sm, G, items, nbuf, words, vwords, ctx)``: the groups of ``G`` threads walk work
+    items (rows, or chunks) ``i, i + step, ...`` (:func:`walk`), each group with ``nbuf``
+    staging buffers of ``words`` words per thread and ``vwords`` more (weight, bias) after
+    them. ``prologue(sm, vbase, t, G, ctx)`` stages the vectors once; ``stage(sm, buf, item,
+    t, G, ctx)`` issues an item's copies into buffer word ``buf`` and returns a float32 the
+    item needs first (layer_norm's pivot; loaded with the copies, so its latency hides too);
+    ``work(sm, buf, vbase, item, it, pivot, t, G, ctx)`` works on a staged item (``it``: the
+    group's item count, for alternating reduction slots). With two buffers item i + step is
+    in flight while item i is worked on; with one, an item is staged then waited for."""
+    commit, wait, wait_older = io.commit, io.wait, io.wait_older
+
+    @dev
+    def loop(sm, G, items, nbuf, words, vwords, ctx):
+        item, step, t, grp = walk(G)
+        if item >= items:  # a group of several warps is the whole block: all return
+            return
+        base = grp * G * (nbuf * words + vwords)
+        vbase = base + nbuf * G * words
+        prologue(sm, vbase, t, G, ctx)
+        pivot = float32(0)
+        if nbuf > 1:
+            pivot = stage(sm, base, item, t, G, ctx)
+        commit()  # the vectors (and with two buffers the first item): waited for below
+        it = int64(0)
+        while item < items:
+            nxt = item + step
+            target = nxt if nbuf > 1 else item  # two buffers: the next item, into the other
+            after = float32(0)
+            if target < items:
+                after = stage(sm, base + ((it + 1) & (nbuf - 1)) * G * words, target, t, G,
+                              ctx)
+            if nbuf > 1 and nxt < items:
+                wait_older()  # all but the copies just issued
+            else:
+                wait()
+            if nbuf == 1:
+                pivot = after
+            work(sm, base + (it & (nbuf - 1)) * G * words, vbase, item, it, pivot, t, G, ctx)
+            if nbuf > 1:
+                pivot = after
+            item = nxt
+            it += 1
+
+    return loop
 
 
 @dev

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import threading
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -24,7 +24,6 @@ from ..arch import device_arch
 from ..errors import NbkernelsError
 from ..smem import device_limits
 from . import config as cfgmod
-from .device import PER_THREAD
 
 _TARGET = threading.local()  # validate --as: the arch to compile for instead of the GPU's
 
@@ -221,20 +220,21 @@ class Call:
             return target
         return target or device_arch()
 
-    def config(self, r: Rows, forced: cfgmod.RowConfig | None,
-               staged: int = 1) -> cfgmod.RowConfig:
-        """The layout for ``r``: forced, or chosen for this GPU; ``staged`` arrays of
-        PER_THREAD elements per thread go through shared memory."""
-        per_thread = max(staged, 1) * PER_THREAD * r.view.dtype.itemsize
+    def config(self, r: Rows, forced: cfgmod.RowConfig | None, kernel) -> cfgmod.RowConfig:
+        """The layout for ``r``: forced, or chosen for this GPU. A looping layout stages at
+        least one buffer of ``kernel.nbk_row_bytes`` and the vectors (``nbk_vec_bytes``) per
+        thread in shared memory; a split one a buffer."""
+        loop_bytes = kernel.nbk_row_bytes + kernel.nbk_vec_bytes
         sms, max_smem = device_limits()
-        limit = max_smem // per_thread
         max_threads = 32
-        while max_threads * 2 <= min(limit, cfgmod.MAX_THREADS):
+        while max_threads * 2 <= min(max_smem // loop_bytes, cfgmod.MAX_THREADS):
             max_threads *= 2
         cfg = self._config(r, forced, max_threads, sms)
-        if cfg.threads * cfg.rows_per_block > max_threads:
-            raise NbkernelsError(f"config: {cfg.describe()} stages {cfg.threads * per_thread} B "
-                                 f"of shared memory; this GPU allows {limit * per_thread}")
+        per_thread = kernel.nbk_row_bytes if cfg.variant == "split" else loop_bytes
+        if cfg.threads * cfg.rows_per_block * per_thread > max_smem:
+            raise NbkernelsError(f"config: {cfg.describe()} stages "
+                                 f"{cfg.threads * cfg.rows_per_block * per_thread} B of shared "
+                                 f"memory; this GPU allows {max_smem}")
         return cfg
 
     def _config(self, r: Rows, forced, max_threads, sms) -> cfgmod.RowConfig:
@@ -272,7 +272,7 @@ class Call:
         rec = runner.launch_jit(kernel, sig, (grid, 1, 1), block, smem, self.handle(), args,
                                 key_parts, self.arch())
         if rec is None:
-            return
+            return None
         fields, pos = [], 0
         for t, a, tag in zip(sig, args, tags):
             width = 5 + 2 * t.ndim if isinstance(t, types.Array) else 1
@@ -280,6 +280,40 @@ class Call:
                 fields.append((pos + 4 if isinstance(t, types.Array) else pos, tag))
             pos += width
         self.launches.append(rec + (fields,))
+        return rec
+
+    def loop_launch(self, kernel, sig, cfg: cfgmod.RowConfig, items: int, args, tags,
+                    key_parts):
+        """Launch a kernel whose blocks loop over ``items`` row groups (or chunks): blocks,
+        buffers and shared memory from :func:`config.plan_loop` for this kernel's registers
+        on this GPU; ``args(buffers)`` gives the argument list. A kernel's registers are
+        known after its first launch: that call is not recorded for replay, so the next one
+        is planned with them."""
+        block = cfg.threads * cfg.rows_per_block
+        mode = os.environ.get("NBKERNELS_ROWS_LOOP") or None
+        if mode not in (None, "0", "1", "2"):
+            raise NbkernelsError(f"NBKERNELS_ROWS_LOOP: expected 0 (a block per row), 1 or 2 "
+                                 f"(blocks looping over rows with that many buffers), got "
+                                 f"{mode!r}")
+        if self.sim:  # no registers to read; two blocks exercise the loop
+            grid, nbuf, smem = cfgmod.plan_loop(
+                cfg if cfg.blocks else replace(cfg, blocks=2), items, 1, cfgmod.SmLimits(), 64,
+                0, kernel.nbk_row_bytes, kernel.nbk_vec_bytes, device_limits()[1], mode)
+            self.launch(kernel, sig, grid, block, args(nbuf), tags, key_parts, smem)
+            return
+        ikey = (id(kernel), str(self.arch()), self.first.device)
+        info = _KERNEL_INFO.get(ikey)
+        regs, static = info[:2] if info else (64, 0)
+        sms, max_smem = device_limits()
+        grid, nbuf, smem = cfgmod.plan_loop(cfg, items, sms, sm_limits(), regs, static,
+                                            kernel.nbk_row_bytes, kernel.nbk_vec_bytes,
+                                            max_smem, mode)
+        LAST_PLAN.update(who=self.who, blocks=grid, threads=block, buffers=nbuf, smem=smem,
+                         regs=regs if info else None)
+        rec = self.launch(kernel, sig, grid, block, args(nbuf), tags, key_parts, smem)
+        if info is None and rec is not None:
+            _KERNEL_INFO[ikey] = _function_info(rec[0][1])
+            self.replayable = False
 
     def finish(self, *outs: Rows):
         """Copy temporaries into the caller's ``out`` arrays; the results to return."""
@@ -378,7 +412,8 @@ def fast_key(who, named: dict, extra):
         descs.append(d[0])
         ptrs[name] = d[1]
     alias = tuple(sorted((a, b) for a in ptrs for b in ptrs if a < b and ptrs[a] == ptrs[b]))
-    env = (os.environ.get("NBKERNELS_ROW_VARIANT"), getattr(_TARGET, "arch", None))
+    env = (os.environ.get("NBKERNELS_ROW_VARIANT"), os.environ.get("NBKERNELS_ROWS_LOOP"),
+           getattr(_TARGET, "arch", None))
     return (who, tuple(descs), alias, extra, env), ptrs
 
 
@@ -423,21 +458,63 @@ def remember(key, call: Call, result_names, wrap=None):
         _FAST[key] = Replay(call, call.first.framework, result_names, wrap)
 
 
-def run_phases(call: Call, kernel, sig, cfg: cfgmod.RowConfig, rows: int, esz: int, nstat: int,
-               args, tags, key_parts):
-    """Launch a row kernel in its layout: phase 0 (whole rows), or for a split layout phase 1
-    (``nstat`` partial statistics per chunk into a float32 workspace) then phase 2 (combine,
-    finish, store). ``args(phase, ws)`` gives the argument list of one launch."""
+def run_phases(call: Call, kernel, sig, cfg: cfgmod.RowConfig, rows: int, nstat: int, args,
+               tags, key_parts):
+    """Launch a row kernel in its layout: phase 0 (whole rows, blocks looping over them), or
+    for a split layout phase 1 (``nstat`` partial statistics per chunk into a float32
+    workspace) then phase 2 (combine, finish, store). ``args(phase, buffers, ws)`` gives the
+    argument list of one launch."""
     if rows == 0:
         return
-    block = cfg.threads * cfg.rows_per_block
-    smem = block * kernel.nbk_staged * PER_THREAD * esz  # dynamic: the staged rows
     if cfg.variant == "split":
+        block = cfg.threads * cfg.rows_per_block
+        smem = block * kernel.nbk_row_bytes  # one buffer, vectors read from global memory
         ws, _keep = call.workspace(rows * cfg.chunks * nstat)
         for phase in (1, 2):
-            call.launch(kernel, sig, cfg.grid(rows), block, args(phase, ws), tags + ("ws",),
+            call.launch(kernel, sig, cfg.grid(rows), block, args(phase, 1, ws), tags + ("ws",),
                         key_parts, smem)
         return
     unused = np.zeros(1, np.float32) if call.sim else runner.DeviceBuf(runner.scratch(), 1, 4)
-    call.launch(kernel, sig, cfg.grid(rows), block, args(0, unused), tags + (None,), key_parts,
-                smem)
+    call.loop_launch(kernel, sig, cfg, cfg.grid(rows), lambda nbuf: args(0, nbuf, unused),
+                     tags + (None,), key_parts)
+
+
+# --- how many blocks stay resident ------------------------------------------------------------
+_KERNEL_INFO: dict = {}  # (id(kernel), arch, device) -> (registers, static smem, CUfunction)
+_SM_LIMITS: dict = {}
+#: The last planned loop launch (benchmarks print it): who, blocks, threads, buffers, smem,
+#: regs (None on a kernel's first launch, planned with a guess of 64).
+LAST_PLAN: dict = {}
+
+
+def sm_limits() -> cfgmod.SmLimits:
+    """The current device's per-SM limits (read once per device)."""
+    dev = cuda.get_current_device()
+    lim = _SM_LIMITS.get(dev.id)
+    if lim is None:
+        lim = _SM_LIMITS[dev.id] = cfgmod.SmLimits(
+            threads=int(dev.MAX_THREADS_PER_MULTIPROCESSOR),
+            blocks=int(dev.MAX_BLOCKS_PER_MULTIPROCESSOR),
+            registers=int(dev.MAX_REGISTERS_PER_MULTIPROCESSOR),
+            smem=int(dev.MAX_SHARED_MEMORY_PER_MULTIPROCESSOR),
+            reserved_smem=int(dev.RESERVED_SHARED_MEMORY_PER_BLOCK),
+            smem_granule=128 if dev.compute_capability[0] >= 8 else 256)
+    return lim
+
+
+def _function_info(f):
+    """(registers per thread, static shared memory, f) of a loaded CUfunction; also asks for the
+    largest shared-memory carveout, which :func:`config.resident_blocks` assumes (the row
+    kernels read nothing through L1 that they reuse: rows arrive by cp.async.cg, vectors are
+    staged in shared memory)."""
+    from cuda.bindings import driver as drv
+
+    from ..launch import _check
+
+    A = drv.CUfunction_attribute
+    regs = _check(drv.cuFuncGetAttribute(A.CU_FUNC_ATTRIBUTE_NUM_REGS, f), "registers")
+    static = _check(drv.cuFuncGetAttribute(A.CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, f),
+                    "static shared memory")
+    _check(drv.cuFuncSetAttribute(f, A.CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, 100),
+           "shared-memory carveout")
+    return int(regs), int(static), f

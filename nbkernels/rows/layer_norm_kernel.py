@@ -12,8 +12,8 @@ from numba import cuda, float32, int64, types, uint32
 from ..intrinsics import memory as M
 from . import host
 from .config import for_arch
-from .device import (ELEMENT_BYTES, MAX_THREADS, MAX_WARPS, PER_THREAD, group_sum, locate,
-                     make_io)
+from .device import (ELEMENT_BYTES, MAX_THREADS, MAX_WARPS, PER_THREAD, dev, group_sum, locate,
+                     make_io, make_loop)
 
 NSTAT = 2  # per chunk: mean and sum of squared deviations (combined exactly, Chan et al.)
 
@@ -42,89 +42,144 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
     full = io.full
     P, esz, wsz, bsz = PER_THREAD, ELEMENT_BYTES[kind], ELEMENT_BYTES[wkind], ELEMENT_BYTES[bkind]
     V, S, GW, WGW, BGW, NW = io.groups, io.slot, io.gw, wio.gw, bio.gw, io.words
+    WNW = wio.words if has_w else 0  # words of weight and bias a thread stages (phase 0)
+    BNW = bio.words if has_b else 0
+    wissue, wfetch, bissue, bfetch = wio.issue, wio.fetch, bio.issue, bio.fetch
     zero = float32(0)
 
+    @dev
+    def moments(sm, xs, x0, t, G, m, red, slot, tmp):
+        """(mean, sum of squared deviations) of the staged row or chunk over the group. Sums
+        of x - x0 (x0: the row's first element): a row of equal values gets its mean
+        exactly, so (x - mean) is exactly 0 and the output exactly the bias. Masks per
+        element only in a thread's last, partial group (instruction count)."""
+        s = zero
+        for j in range(V):
+            fetch(sm, xs, t, G, j, tmp)
+            if full(j, t, G, m):
+                for k in range(S):
+                    s += get(tmp, k) - x0
+            else:
+                for k in range(S):
+                    s += get(tmp, k) - x0 if elem(j, k, t, G) < m else zero
+        mean = x0 + group_sum(s, G, red, slot) / float32(m)
+        d = zero
+        for j in range(V):
+            fetch(sm, xs, t, G, j, tmp)
+            if full(j, t, G, m):
+                for k in range(S):
+                    dv = get(tmp, k) - mean
+                    d += dv * dv
+            else:
+                for k in range(S):
+                    dv = get(tmp, k) - mean
+                    d += dv * dv if elem(j, k, t, G) < m else zero
+        return mean, group_sum(d, G, red, slot + 1)
+
+    def make_write(staged: bool):
+        @dev
+        def write_row(sm, xs, w, b, t, G, m, mean, rstd, yrow, tmp):
+            """y = (x - mean) * rstd * w + b; w and b staged at words ``w`` / ``b`` (the row
+            loop) or read from global addresses ``w`` / ``b`` (a split row's chunk)."""
+            wtmp = cuda.local.array(WGW, uint32)
+            btmp = cuda.local.array(BGW, uint32)
+            for j in range(V):
+                fetch(sm, xs, t, G, j, tmp)
+                if has_w:
+                    if staged:
+                        wfetch(sm, w, t, G, j, wtmp)
+                    else:
+                        wload(w, m, t, G, j, wtmp)
+                if has_b:
+                    if staged:
+                        bfetch(sm, b, t, G, j, btmp)
+                    else:
+                        bload(b, m, t, G, j, btmp)
+                for k in range(S):
+                    y = (get(tmp, k) - mean) * rstd
+                    if has_w:
+                        y *= wget(wtmp, k)
+                    if has_b:
+                        y += bget(btmp, k)
+                    put(tmp, k, y)
+                gstore(yrow, m, t, G, j, tmp)
+        return write_row
+
+    write_staged, write_global = make_write(True), make_write(False)
+
+    @dev
+    def prologue(sm, ws, t, G, c):
+        xa, ya, wa, ba, sx, sy, n, eps, red = c
+        if has_w:
+            wissue(sm, ws, wa, n, t, G)
+        if has_b:
+            bissue(sm, ws + G * WNW, ba, n, t, G)
+
+    @dev
+    def stage(sm, xs, row, t, G, c):
+        xa, ya, wa, ba, sx, sy, n, eps, red = c
+        issue(sm, xs, xa + row * sx * esz, n, t, G)
+        return first(xa + row * sx * esz)  # the pivot, loaded while the row is in flight
+
+    @dev
+    def work(sm, xs, ws, row, it, x0, t, G, c):
+        xa, ya, wa, ba, sx, sy, n, eps, red = c
+        tmp = cuda.local.array(GW, uint32)
+        mean, m2 = moments(sm, xs, x0, t, G, n, red, 0, tmp)  # two reductions a row: slots 0
+        rstd = float32(1) / math.sqrt(m2 / float32(n) + eps)  # and 1 suffice
+        write_staged(sm, xs, ws, ws + G * WNW, t, G, n, mean, rstd, ya + row * sy * esz, tmp)
+
+    loop = make_loop(io, prologue, stage, work)
+
     @cuda.jit
-    def layer_norm_kernel(X, W, B, Y, n, rows, sx, sy, eps, phase, G, chunks, WS):
+    def layer_norm_kernel(X, W, B, Y, n, rows, sx, sy, eps, phase, G, chunks, nbuf, WS):
         red = cuda.shared.array((4, MAX_WARPS), float32)
         sm = cuda.shared.array(0, uint32)
+        xa, ya = int64(M.gmem_addr(X, 0)), int64(M.gmem_addr(Y, 0))
+        wa, ba = int64(M.gmem_addr(W, 0)), int64(M.gmem_addr(B, 0))
+        if phase == 0:  # whole rows, blocks looping over them; weight and bias staged once
+            loop(sm, G, rows, nbuf, NW, WNW + BNW, (xa, ya, wa, ba, sx, sy, n, eps, red))
+            return
+        # split rows: block b is chunk b % chunks of row b // chunks
         row, c, t, c0, m = locate(phase, G, chunks, n)
         if row >= rows:
             return
-        cap = G * P
-        xs = (cuda.threadIdx.x // G) * G * NW
-        xrow = int64(M.gmem_addr(X, 0)) + row * sx * esz
-        issue(sm, xs, xrow + c0 * esz, m, t, G)
-        wait()
         tmp = cuda.local.array(GW, uint32)
-        if phase == 2:
-            # chunk i holds cnt_i elements with mean_i and M2_i; the row's mean is the
-            # count-weighted mean and M2 = sum(M2_i + cnt_i * (mean_i - mean)^2)
-            s = zero
-            for i in range(t, chunks, G):
-                s += WS[2 * (row * chunks + i)] * float32(min(n - i * cap, cap))
-            mean = group_sum(s, G, red, 2) / float32(n)
-            d = zero
-            for i in range(t, chunks, G):
-                dm = WS[2 * (row * chunks + i)] - mean
-                d += WS[2 * (row * chunks + i) + 1] + float32(min(n - i * cap, cap)) * dm * dm
-            m2 = group_sum(d, G, red, 3)
-        else:
-            # sums of x - x0 (x0: the row's first element): a row of equal values gets its
-            # mean exactly, so (x - mean) is exactly 0 and the output exactly the bias
-            x0 = first(xrow)
-            # masks per element only in a thread's last, partial group (instruction count)
-            s = zero
-            for j in range(V):
-                fetch(sm, xs, t, G, j, tmp)
-                if full(j, t, G, m):
-                    for k in range(S):
-                        s += get(tmp, k) - x0
-                else:
-                    for k in range(S):
-                        s += get(tmp, k) - x0 if elem(j, k, t, G) < m else zero
-            mean = x0 + group_sum(s, G, red, 0) / float32(m)
-            d = zero
-            for j in range(V):
-                fetch(sm, xs, t, G, j, tmp)
-                if full(j, t, G, m):
-                    for k in range(S):
-                        dv = get(tmp, k) - mean
-                        d += dv * dv
-                else:
-                    for k in range(S):
-                        dv = get(tmp, k) - mean
-                        d += dv * dv if elem(j, k, t, G) < m else zero
-            m2 = group_sum(d, G, red, 1)
-            if phase == 1:
-                if t == 0:
-                    WS[2 * (row * chunks + c)] = mean
-                    WS[2 * (row * chunks + c) + 1] = m2
-                return
+        cap = G * P
+        xrow = xa + row * sx * esz
+        issue(sm, 0, xrow + c0 * esz, m, t, G)
+        wait()
+        if phase == 1:
+            mean, m2 = moments(sm, 0, first(xrow), t, G, m, red, 0, tmp)
+            if t == 0:
+                WS[2 * (row * chunks + c)] = mean
+                WS[2 * (row * chunks + c) + 1] = m2
+            return
+        # chunk i holds cnt_i elements with mean_i and M2_i; the row's mean is the
+        # count-weighted mean and M2 = sum(M2_i + cnt_i * (mean_i - mean)^2)
+        s = zero
+        for i in range(t, chunks, G):
+            s += WS[2 * (row * chunks + i)] * float32(min(n - i * cap, cap))
+        mean = group_sum(s, G, red, 2) / float32(n)
+        d = zero
+        for i in range(t, chunks, G):
+            dm = WS[2 * (row * chunks + i)] - mean
+            d += WS[2 * (row * chunks + i) + 1] + float32(min(n - i * cap, cap)) * dm * dm
+        m2 = group_sum(d, G, red, 3)
         rstd = float32(1) / math.sqrt(m2 / float32(n) + eps)
-        wtmp = cuda.local.array(WGW, uint32)
-        btmp = cuda.local.array(BGW, uint32)
-        for j in range(V):
-            fetch(sm, xs, t, G, j, tmp)
-            if has_w:
-                wload(int64(M.gmem_addr(W, 0)) + c0 * wsz, m, t, G, j, wtmp)
-            if has_b:
-                bload(int64(M.gmem_addr(B, 0)) + c0 * bsz, m, t, G, j, btmp)
-            for k in range(S):
-                y = (get(tmp, k) - mean) * rstd
-                if has_w:
-                    y *= wget(wtmp, k)
-                if has_b:
-                    y += bget(btmp, k)
-                put(tmp, k, y)
-            gstore(int64(M.gmem_addr(Y, 0)) + (row * sy + c0) * esz, m, t, G, j, tmp)
+        write_global(sm, 0, wa + c0 * wsz, ba + c0 * bsz, t, G, m, mean, rstd,
+                     ya + (row * sy + c0) * esz, tmp)
 
-    layer_norm_kernel.nbk_launch_bounds = (MAX_THREADS,)
-    layer_norm_kernel.nbk_staged = 1
+    # .minnctapersm 1: without it ptxas squeezed some variants to 64 registers with spills
+    # (layer_norm f32 on sm_90a 16 B, swiglu f32 on sm_80 12 B); how many blocks share
+    # an SM is chosen per launch from the real count (host.Call.loop_launch)
+    layer_norm_kernel.nbk_launch_bounds = (MAX_THREADS, 1)
+    layer_norm_kernel.nbk_row_bytes = NW * 4  # staged per thread per buffer
+    layer_norm_kernel.nbk_vec_bytes = (WNW + BNW) * 4  # weight and bias, staged once (phase 0)
     return layer_norm_kernel
 
 
-SIG = (host.BYTES,) * 4 + (types.int64,) * 4 + (types.float32,) + (types.int64,) * 3 + \
+SIG = (host.BYTES,) * 4 + (types.int64,) * 4 + (types.float32,) + (types.int64,) * 4 + \
     (host.F32_BUF,)
 
 
@@ -151,21 +206,21 @@ def layer_norm(x, weight=None, bias=None, eps=1e-5, *, out=None, stream=None, co
     W = call.vector(weight, "weight", X) if weight is not None else None
     B = call.vector(bias, "bias", X) if bias is not None else None
     Y = call.output(out, "out", X)
-    cfg = call.config(X, config)
     hw = for_arch(call.arch()).sm80
     wk = W.kind if W else "f32"
     bk = B.kind if B else "f32"
     kern = build(X.kind, wk, bk, hw, W is not None, B is not None)
+    cfg = call.config(X, config, kern)
     xb, wb, bb, yb = call.buf(X), call.buf(W), call.buf(B), call.buf(Y)
 
-    def args(phase, ws):
+    def args(phase, nbuf, ws):
         return [xb, wb, bb, yb, np.int64(X.n), np.int64(X.rows), np.int64(X.stride),
                 np.int64(Y.stride), np.float32(eps), np.int64(phase), np.int64(cfg.threads),
-                np.int64(cfg.chunks), ws]
+                np.int64(cfg.chunks), np.int64(nbuf), ws]
 
     tags = ("x", "weight" if W else None, "bias" if B else None, "out", None, None, None, None,
-            "eps", None, None, None)
-    host.run_phases(call, kern, SIG, cfg, X.rows, X.view.dtype.itemsize, NSTAT, args, tags,
+            "eps", None, None, None, None)
+    host.run_phases(call, kern, SIG, cfg, X.rows, NSTAT, args, tags,
                     ("layer_norm", X.kind, wk, bk, hw, W is not None, B is not None))
     host.remember(key, call, ("out",))
     return call.finish(Y)

@@ -12,7 +12,9 @@ from numba import cuda, float32, int64, types, uint32
 from ..errors import NbkernelsError
 from ..intrinsics import memory as M
 from . import host
-from .device import ELEMENT_BYTES, MAX_THREADS, MAX_WARPS, group_sum, locate, make_io
+from .config import for_arch
+from .device import (ELEMENT_BYTES, MAX_THREADS, MAX_WARPS, dev, group_sum, locate, make_io,
+                     make_loop)
 
 NormWithResidual = namedtuple("NormWithResidual", ["out", "residual"])
 NSTAT = 1  # partial sum of squares per chunk
@@ -40,65 +42,121 @@ def build(kind: str, wkind: str, sm80: bool, resid: bool):
     get, put, wload, wget = io.get, io.put, wio.gload, wio.get
     esz, wsz, V, S, GW, WGW, NW = (ELEMENT_BYTES[kind], ELEMENT_BYTES[wkind], io.groups,
                                    io.slot, io.gw, wio.gw, io.words)
-    NB = 2 if resid else 1  # staged buffers per group: x (and the residual)
+    NB = 2 if resid else 1  # staged arrays per row: x (and the residual)
+    ROW = NB * NW  # words a thread stages per buffer
+    WNW = wio.words  # words of weight a thread stages once (phase 0)
+    wissue, wfetch = wio.issue, wio.fetch
     zero = float32(0)
 
+    @dev
+    def sum_squares(sm, xs, hrow, m, t, G, tmp):
+        """This thread's part of the sum of squares of a staged row or chunk; with a residual,
+        h = x + residual (rounded to x's dtype) is formed, stored at ``hrow`` and put back in
+        x's buffer for the second pass."""
+        ss = zero
+        for j in range(V):
+            fetch(sm, xs, t, G, j, tmp)
+            if resid:
+                rtmp = cuda.local.array(GW, uint32)
+                fetch(sm, xs + G * NW, t, G, j, rtmp)
+                for k in range(S):
+                    put(tmp, k, get(tmp, k) + get(rtmp, k))
+                put_back(sm, xs, t, G, j, tmp)
+                gstore(hrow, m, t, G, j, tmp)
+            for k in range(S):
+                v = get(tmp, k)
+                ss += v * v
+        return ss
+
+    def make_scale(staged: bool):
+        @dev
+        def scale(sm, xs, w, yrow, m, inv, t, G, tmp):
+            """y = h * inv * weight; the weight staged at word ``w`` (the row loop) or read
+            from global address ``w`` (a split row's chunk)."""
+            wtmp = cuda.local.array(WGW, uint32)
+            for j in range(V):
+                fetch(sm, xs, t, G, j, tmp)
+                if staged:
+                    wfetch(sm, w, t, G, j, wtmp)
+                else:
+                    wload(w, m, t, G, j, wtmp)
+                for k in range(S):
+                    put(tmp, k, get(tmp, k) * inv * wget(wtmp, k))
+                gstore(yrow, m, t, G, j, tmp)
+        return scale
+
+    scale_staged, scale_global = make_scale(True), make_scale(False)
+
+    @dev
+    def prologue(sm, ws, t, G, c):
+        xa, ra, wa, ya, ha, sx, sr, sy, sh_, n, eps, red = c
+        wissue(sm, ws, wa, n, t, G)
+
+    @dev
+    def stage(sm, xs, row, t, G, c):
+        xa, ra, wa, ya, ha, sx, sr, sy, sh_, n, eps, red = c
+        issue(sm, xs, xa + row * sx * esz, n, t, G)
+        if resid:
+            issue(sm, xs + G * NW, ra + row * sr * esz, n, t, G)
+        return zero
+
+    @dev
+    def work(sm, xs, ws, row, it, pivot, t, G, c):
+        xa, ra, wa, ya, ha, sx, sr, sy, sh_, n, eps, red = c
+        tmp = cuda.local.array(GW, uint32)
+        ss = sum_squares(sm, xs, ha + row * sh_ * esz, n, t, G, tmp)
+        ss = group_sum(ss, G, red, it & 1)  # one reduction a row: alternate two slots
+        inv = float32(1) / math.sqrt(ss / float32(n) + eps)
+        scale_staged(sm, xs, ws, ya + row * sy * esz, n, inv, t, G, tmp)
+
+    loop = make_loop(io, prologue, stage, work)
+
     @cuda.jit
-    def rms_norm_kernel(X, R, W, Y, H, n, rows, sx, sr, sy, sh_, eps, phase, G, chunks, WS):
+    def rms_norm_kernel(X, R, W, Y, H, n, rows, sx, sr, sy, sh_, eps, phase, G, chunks, nbuf,
+                        WS):
         red = cuda.shared.array((2, MAX_WARPS), float32)
         sm = cuda.shared.array(0, uint32)
+        xa, ra, wa = int64(M.gmem_addr(X, 0)), int64(M.gmem_addr(R, 0)), int64(M.gmem_addr(W, 0))
+        ya, ha = int64(M.gmem_addr(Y, 0)), int64(M.gmem_addr(H, 0))
+        if phase == 0:  # whole rows, blocks looping over them; the weight staged once
+            loop(sm, G, rows, nbuf, ROW, WNW, (xa, ra, wa, ya, ha, sx, sr, sy, sh_, n, eps, red))
+            return
+        # split rows: block b is chunk b % chunks of row b // chunks; phase 1 stores the
+        # chunk's sum of squares (and h), phase 2 sums them and scales the chunk
         row, c, t, c0, m = locate(phase, G, chunks, n)
         if row >= rows:
             return
-        xs = (cuda.threadIdx.x // G) * NB * G * NW  # this group's staging area (words)
-        rs = xs + G * NW
-        if resid and phase == 2:  # the finishing pass reads back the stored h
-            issue(sm, xs, int64(M.gmem_addr(H, 0)) + (row * sh_ + c0) * esz, m, t, G)
-        else:
-            issue(sm, xs, int64(M.gmem_addr(X, 0)) + (row * sx + c0) * esz, m, t, G)
-            if resid:
-                issue(sm, rs, int64(M.gmem_addr(R, 0)) + (row * sr + c0) * esz, m, t, G)
-        wait()
         tmp = cuda.local.array(GW, uint32)
-        if phase == 2:
-            ss = zero
-            for i in range(t, chunks, G):
-                ss += WS[row * chunks + i]
-            ss = group_sum(ss, G, red, 1)
+        if resid and phase == 2:  # the finishing pass reads back the stored h
+            issue(sm, 0, ha + (row * sh_ + c0) * esz, m, t, G)
         else:
-            ss = zero
-            for j in range(V):
-                fetch(sm, xs, t, G, j, tmp)
-                if resid:  # h = x + residual, rounded to x's dtype, stored and normalized
-                    rtmp = cuda.local.array(GW, uint32)
-                    fetch(sm, rs, t, G, j, rtmp)
-                    for k in range(S):
-                        put(tmp, k, get(tmp, k) + get(rtmp, k))
-                    put_back(sm, xs, t, G, j, tmp)
-                    gstore(int64(M.gmem_addr(H, 0)) + (row * sh_ + c0) * esz, m, t, G, j, tmp)
-                for k in range(S):
-                    v = get(tmp, k)
-                    ss += v * v
-            ss = group_sum(ss, G, red, 0)
-            if phase == 1:
-                if t == 0:
-                    WS[row * chunks + c] = ss
-                return
+            issue(sm, 0, xa + (row * sx + c0) * esz, m, t, G)
+            if resid:
+                issue(sm, G * NW, ra + (row * sr + c0) * esz, m, t, G)
+        wait()
+        if phase == 1:
+            ss = group_sum(sum_squares(sm, 0, ha + (row * sh_ + c0) * esz, m, t, G, tmp), G,
+                           red, 0)
+            if t == 0:
+                WS[row * chunks + c] = ss
+            return
+        ss = zero
+        for i in range(t, chunks, G):
+            ss += WS[row * chunks + i]
+        ss = group_sum(ss, G, red, 1)
         inv = float32(1) / math.sqrt(ss / float32(n) + eps)
-        wtmp = cuda.local.array(WGW, uint32)
-        for j in range(V):
-            fetch(sm, xs, t, G, j, tmp)
-            wload(int64(M.gmem_addr(W, 0)) + c0 * wsz, m, t, G, j, wtmp)
-            for k in range(S):
-                put(tmp, k, get(tmp, k) * inv * wget(wtmp, k))
-            gstore(int64(M.gmem_addr(Y, 0)) + (row * sy + c0) * esz, m, t, G, j, tmp)
+        scale_global(sm, 0, wa + c0 * wsz, ya + (row * sy + c0) * esz, m, inv, t, G, tmp)
 
-    rms_norm_kernel.nbk_launch_bounds = (MAX_THREADS,)
-    rms_norm_kernel.nbk_staged = NB
+    # .minnctapersm 1: without it ptxas squeezed some variants to 64 registers with spills
+    # (layer_norm f32 on sm_90a 16 B, swiglu f32 on sm_80 12 B); how many blocks share
+    # an SM is chosen per launch from the real count (host.Call.loop_launch)
+    rms_norm_kernel.nbk_launch_bounds = (MAX_THREADS, 1)
+    rms_norm_kernel.nbk_row_bytes = ROW * 4  # staged per thread per buffer
+    rms_norm_kernel.nbk_vec_bytes = WNW * 4  # the weight, staged once per thread (phase 0)
     return rms_norm_kernel
 
 
-SIG = (host.BYTES,) * 5 + (types.int64,) * 6 + (types.float32,) + (types.int64,) * 3 + \
+SIG = (host.BYTES,) * 5 + (types.int64,) * 6 + (types.float32,) + (types.int64,) * 4 + \
     (host.F32_BUF,)
 
 
@@ -135,22 +193,21 @@ def rms_norm(x, weight, eps=1e-6, *, residual=None, out=None, residual_out=None,
         raise NbkernelsError("rms_norm: residual_out needs residual")
     Y = call.output(out, "out", X)
     H = call.output(residual_out, "residual_out", X) if R is not None else None
-    cfg = call.config(X, config, 2 if residual is not None else 1)
-    from .config import for_arch
-
     hw = for_arch(call.arch()).sm80
     kern = build(X.kind, W.kind, hw, R is not None)
+    cfg = call.config(X, config, kern)
     xb, wb, yb = call.buf(X), call.buf(W), call.buf(Y)
     rb, hb = call.buf(R), call.buf(H)
 
-    def args(phase, ws):
+    def args(phase, nbuf, ws):
         return [xb, rb, wb, yb, hb, np.int64(X.n), np.int64(X.rows), np.int64(X.stride),
                 np.int64(R.stride if R else 0), np.int64(Y.stride), np.int64(H.stride if H else 0),
-                np.float32(eps), np.int64(phase), np.int64(cfg.threads), np.int64(cfg.chunks), ws]
+                np.float32(eps), np.int64(phase), np.int64(cfg.threads), np.int64(cfg.chunks),
+                np.int64(nbuf), ws]
 
     tags = ("x", "residual" if R else None, "weight", "out", "residual_out" if H else None,
-            *[None] * 6, "eps", None, None, None)  # the workspace comes last: run_phases tags it
-    host.run_phases(call, kern, SIG, cfg, X.rows, X.view.dtype.itemsize, NSTAT, args, tags,
+            *[None] * 6, "eps", None, None, None, None)  # run_phases tags the workspace
+    host.run_phases(call, kern, SIG, cfg, X.rows, NSTAT, args, tags,
                     ("rms_norm", X.kind, W.kind, hw, R is not None))
     host.remember(key, call, ("out", "residual_out") if R is not None else ("out",),
                   NormWithResidual._make if R is not None else None)

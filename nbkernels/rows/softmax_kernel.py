@@ -4,7 +4,6 @@ row length: rows longer than a block holds combine per-chunk (max, sum) pairs on
 from __future__ import annotations
 
 import functools
-import math
 
 import numpy as np
 from numba import cuda, float32, int64, types, uint32
@@ -13,8 +12,8 @@ from ..errors import NbkernelsError
 from ..intrinsics import memory as M
 from . import host
 from .config import for_arch
-from .device import (ELEMENT_BYTES, MAX_THREADS, MAX_WARPS, NEG_INF, group_max,
-                     group_sum, locate, make_io)
+from .device import (ELEMENT_BYTES, MAX_THREADS, MAX_WARPS, NEG_INF, dev, fast_exp,
+                     group_max, group_sum, locate, make_io, make_loop)
 
 NSTAT = 2  # per chunk: max and sum of exp(x - max)
 
@@ -35,74 +34,107 @@ def build(kind: str, sm80: bool):
     esz, V, S, GW, NW = ELEMENT_BYTES[kind], io.groups, io.slot, io.gw, io.words
     zero = float32(0)
 
-    @cuda.jit
-    def softmax_kernel(X, Y, n, rows, sx, sy, phase, G, chunks, WS):
-        red = cuda.shared.array((4, MAX_WARPS), float32)
-        sm = cuda.shared.array(0, uint32)
-        row, c, t, c0, m = locate(phase, G, chunks, n)
-        if row >= rows:
-            return
-        xs = (cuda.threadIdx.x // G) * G * NW
-        issue(sm, xs, int64(M.gmem_addr(X, 0)) + (row * sx + c0) * esz, m, t, G)
-        wait()
-        tmp = cuda.local.array(GW, uint32)
-        if phase == 2:
-            mx = NEG_INF
-            for i in range(t, chunks, G):
-                mx = max(mx, WS[2 * (row * chunks + i)])
-            mx = group_max(mx, G, red, 2)
-            s = zero
-            for i in range(t, chunks, G):
-                mi = WS[2 * (row * chunks + i)]
-                # a chunk of -inf only contributes 0 (its own sum is NaN: -inf - -inf)
-                s += WS[2 * (row * chunks + i) + 1] * math.exp(mi - mx) if mi != NEG_INF else zero
-            s = group_sum(s, G, red, 3)
-        else:
-            # masks per element only in a thread's last, partial group: per-element masks
-            # everywhere cost a third of the bf16 throughput (instruction-bound)
-            mx = NEG_INF
-            for j in range(V):
-                fetch(sm, xs, t, G, j, tmp)
-                if full(j, t, G, m):
-                    for k in range(S):
-                        mx = max(mx, get(tmp, k))
-                else:
-                    for k in range(S):
-                        mx = max(mx, get(tmp, k) if elem(j, k, t, G) < m else NEG_INF)
-            mx = group_max(mx, G, red, 0)
-            s = zero
-            for j in range(V):
-                fetch(sm, xs, t, G, j, tmp)
-                if full(j, t, G, m):
-                    for k in range(S):
-                        s += math.exp(get(tmp, k) - mx)
-                else:
-                    for k in range(S):
-                        s += math.exp(get(tmp, k) - mx) if elem(j, k, t, G) < m else zero
-            s = group_sum(s, G, red, 1)
-            if phase == 1:
-                if t == 0:
-                    WS[2 * (row * chunks + c)] = mx
-                    WS[2 * (row * chunks + c) + 1] = s
-                return
+    @dev
+    def row_stats(sm, xs, t, G, m, red, slot, tmp):
+        """(max, sum of exp(x - max)) of the staged row or chunk, over the group.
+        Masks per element only in a thread's last, partial group: per-element masks
+        everywhere cost a third of the bf16 throughput (instruction-bound)."""
+        mx = NEG_INF
+        for j in range(V):
+            fetch(sm, xs, t, G, j, tmp)
+            if full(j, t, G, m):
+                for k in range(S):
+                    mx = max(mx, get(tmp, k))
+            else:
+                for k in range(S):
+                    mx = max(mx, get(tmp, k) if elem(j, k, t, G) < m else NEG_INF)
+        mx = group_max(mx, G, red, slot)
+        s = zero
+        for j in range(V):
+            fetch(sm, xs, t, G, j, tmp)
+            if full(j, t, G, m):
+                for k in range(S):
+                    s += fast_exp(get(tmp, k) - mx)
+            else:
+                for k in range(S):
+                    s += fast_exp(get(tmp, k) - mx) if elem(j, k, t, G) < m else zero
+        return mx, group_sum(s, G, red, slot + 1)
+
+    @dev
+    def write_row(sm, xs, t, G, m, mx, s, yrow, tmp):
         inv = float32(1) / s
         for j in range(V):
             fetch(sm, xs, t, G, j, tmp)
             if full(j, t, G, m):
                 for k in range(S):
-                    put(tmp, k, math.exp(get(tmp, k) - mx) * inv)
+                    put(tmp, k, fast_exp(get(tmp, k) - mx) * inv)
             else:
                 for k in range(S):  # padding (zero-filled) is not stored; it must not overflow
-                    put(tmp, k, math.exp(get(tmp, k) - mx) * inv if elem(j, k, t, G) < m
-                        else zero)
-            gstore(int64(M.gmem_addr(Y, 0)) + (row * sy + c0) * esz, m, t, G, j, tmp)
+                    put(tmp, k, fast_exp(get(tmp, k) - mx) * inv if elem(j, k, t, G) < m else zero)
+            gstore(yrow, m, t, G, j, tmp)
 
-    softmax_kernel.nbk_launch_bounds = (MAX_THREADS,)
-    softmax_kernel.nbk_staged = 1
+    @dev
+    def prologue(sm, vb, t, G, c):
+        pass
+
+    @dev
+    def stage(sm, xs, row, t, G, c):
+        xa, ya, sx, sy, n, red = c
+        issue(sm, xs, xa + row * sx * esz, n, t, G)
+        return zero
+
+    @dev
+    def work(sm, xs, vb, row, it, pivot, t, G, c):
+        xa, ya, sx, sy, n, red = c
+        tmp = cuda.local.array(GW, uint32)
+        mx, s = row_stats(sm, xs, t, G, n, red, 0, tmp)  # two reductions a row: slots 0 and 1
+        write_row(sm, xs, t, G, n, mx, s, ya + row * sy * esz, tmp)  # suffice
+
+    loop = make_loop(io, prologue, stage, work)
+
+    @cuda.jit
+    def softmax_kernel(X, Y, n, rows, sx, sy, phase, G, chunks, nbuf, WS):
+        red = cuda.shared.array((4, MAX_WARPS), float32)
+        sm = cuda.shared.array(0, uint32)
+        xa, ya = int64(M.gmem_addr(X, 0)), int64(M.gmem_addr(Y, 0))
+        if phase == 0:  # whole rows, blocks looping over them
+            loop(sm, G, rows, nbuf, NW, 0, (xa, ya, sx, sy, n, red))
+            return
+        # split rows: block b is chunk b % chunks of row b // chunks
+        row, c, t, c0, m = locate(phase, G, chunks, n)
+        if row >= rows:
+            return
+        tmp = cuda.local.array(GW, uint32)
+        issue(sm, 0, xa + (row * sx + c0) * esz, m, t, G)
+        wait()
+        if phase == 1:
+            mx, s = row_stats(sm, 0, t, G, m, red, 0, tmp)
+            if t == 0:
+                WS[2 * (row * chunks + c)] = mx
+                WS[2 * (row * chunks + c) + 1] = s
+            return
+        mx = NEG_INF
+        for i in range(t, chunks, G):
+            mx = max(mx, WS[2 * (row * chunks + i)])
+        mx = group_max(mx, G, red, 2)
+        s = zero
+        for i in range(t, chunks, G):
+            mi = WS[2 * (row * chunks + i)]
+            # a chunk of -inf only contributes 0 (its own sum is NaN: -inf - -inf)
+            s += WS[2 * (row * chunks + i) + 1] * fast_exp(mi - mx) if mi != NEG_INF else zero
+        s = group_sum(s, G, red, 3)
+        write_row(sm, 0, t, G, m, mx, s, ya + (row * sy + c0) * esz, tmp)
+
+    # .minnctapersm 1: without it ptxas squeezed some variants to 64 registers with spills
+    # (layer_norm f32 on sm_90a 16 B, swiglu f32 on sm_80 12 B); how many blocks share
+    # an SM is chosen per launch from the real count (host.Call.loop_launch)
+    softmax_kernel.nbk_launch_bounds = (MAX_THREADS, 1)
+    softmax_kernel.nbk_row_bytes = NW * 4  # staged per thread per buffer
+    softmax_kernel.nbk_vec_bytes = 0
     return softmax_kernel
 
 
-SIG = (host.BYTES,) * 2 + (types.int64,) * 7 + (host.F32_BUF,)
+SIG = (host.BYTES,) * 2 + (types.int64,) * 8 + (host.F32_BUF,)
 
 
 def softmax(x, axis=-1, *, out=None, stream=None, config=None):
@@ -130,18 +162,17 @@ def softmax(x, axis=-1, *, out=None, stream=None, config=None):
     call = host.Call("softmax", stream)
     X = call.rows(x, "x")
     Y = call.output(out, "out", X)
-    cfg = call.config(X, config)
     hw = for_arch(call.arch()).sm80
     kern = build(X.kind, hw)
+    cfg = call.config(X, config, kern)
     xb, yb = call.buf(X), call.buf(Y)
 
-    def args(phase, ws):
+    def args(phase, nbuf, ws):
         return [xb, yb, np.int64(X.n), np.int64(X.rows), np.int64(X.stride), np.int64(Y.stride),
-                np.int64(phase), np.int64(cfg.threads), np.int64(cfg.chunks), ws]
+                np.int64(phase), np.int64(cfg.threads), np.int64(cfg.chunks), np.int64(nbuf), ws]
 
-    host.run_phases(call, kern, SIG, cfg, X.rows, X.view.dtype.itemsize, NSTAT, args,
-                    ("x", "out", None, None, None, None, None, None, None),
-                    ("softmax", X.kind, hw))
+    host.run_phases(call, kern, SIG, cfg, X.rows, NSTAT, args,
+                    ("x", "out") + (None,) * 8, ("softmax", X.kind, hw))
     host.remember(key, call, ("out",))
     return call.finish(Y)
 

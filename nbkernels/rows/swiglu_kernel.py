@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import math
 
 import numpy as np
 from numba import cuda, float32, int64, types, uint32
@@ -12,7 +11,7 @@ from ..errors import NbkernelsError
 from ..intrinsics import memory as M
 from . import host
 from .config import for_arch
-from .device import ELEMENT_BYTES, MAX_THREADS, PER_THREAD, locate, make_io
+from .device import ELEMENT_BYTES, MAX_THREADS, PER_THREAD, dev, fast_exp, make_io, make_loop
 
 
 def swiglu_ref(gate, up=None):
@@ -28,30 +27,65 @@ def swiglu_ref(gate, up=None):
 @functools.lru_cache(maxsize=None)
 def build(kind: str, sm80: bool):
     io = make_io(kind, sm80)
-    gload_all, gstore_all, get, put = io.gload_all, io.gstore_all, io.get, io.put
-    P, esz, NW = PER_THREAD, ELEMENT_BYTES[kind], io.words
+    issue, fetch, gstore, get, put = io.issue, io.fetch, io.gstore, io.get, io.put
+    P, esz, V, S, GW, NW = PER_THREAD, ELEMENT_BYTES[kind], io.groups, io.slot, io.gw, io.words
+    ROW = 2 * NW  # words a thread stages per buffer: gate, then up
     one = float32(1)
 
-    @cuda.jit
-    def swiglu_kernel(Gt, U, Y, n, rows, sg, su, sy, phase, G, chunks):
-        row, c, t, c0, m = locate(phase, G, chunks, n)
-        if row >= rows:
-            return
-        # elementwise, nothing read twice: no staging. Every load is issued before the first
-        # store (a store could alias a later load, so the compiler keeps that order): a
-        # load-compute-store loop per 16-byte group measured 47% of copy bandwidth in bf16
-        # at 8192 x 8192 on the H200, against 76% this way.
-        g = cuda.local.array(NW, uint32)
-        u = cuda.local.array(NW, uint32)
-        gload_all(int64(M.gmem_addr(Gt, 0)) + (row * sg + c0) * esz, m, t, G, g)
-        gload_all(int64(M.gmem_addr(U, 0)) + (row * su + c0) * esz, m, t, G, u)
-        for i in range(P):
-            x = get(g, i)
-            put(g, i, x / (one + math.exp(-x)) * get(u, i))
-        gstore_all(int64(M.gmem_addr(Y, 0)) + (row * sy + c0) * esz, m, t, G, g)
+    @dev
+    def where(item, n, G, chunks):
+        """(row, first element, elements) of work item ``item``: a row, or a split row's chunk."""
+        if chunks == 1:
+            return item, int64(0), n
+        row = item // chunks
+        c0 = (item - row * chunks) * G * P
+        return row, c0, min(n - c0, G * P)
 
-    swiglu_kernel.nbk_launch_bounds = (MAX_THREADS,)
-    swiglu_kernel.nbk_staged = 0
+    @dev
+    def prologue(sm, vb, t, G, c):
+        pass
+
+    @dev
+    def stage(sm, xs, item, t, G, c):
+        ga, ua, ya, sg, su, sy, n, chunks = c
+        row, c0, m = where(item, n, G, chunks)
+        issue(sm, xs, ga + (row * sg + c0) * esz, m, t, G)
+        issue(sm, xs + G * NW, ua + (row * su + c0) * esz, m, t, G)
+        return float32(0)
+
+    @dev
+    def work(sm, xs, vb, item, it, pivot, t, G, c):
+        ga, ua, ya, sg, su, sy, n, chunks = c
+        row, c0, m = where(item, n, G, chunks)
+        tmp = cuda.local.array(GW, uint32)
+        utmp = cuda.local.array(GW, uint32)
+        for j in range(V):  # padding is zero: silu(0) * 0, never stored
+            fetch(sm, xs, t, G, j, tmp)
+            fetch(sm, xs + G * NW, t, G, j, utmp)
+            for k in range(S):
+                x = get(tmp, k)
+                put(tmp, k, x / (one + fast_exp(-x)) * get(utmp, k))
+            gstore(ya + (row * sy + c0) * esz, m, t, G, j, tmp)
+
+    loop = make_loop(io, prologue, stage, work)
+
+    @cuda.jit
+    def swiglu_kernel(Gt, U, Y, n, rows, sg, su, sy, G, chunks, nbuf):
+        # Blocks loop over work items (rows, or chunks of split rows: elementwise, one pass),
+        # gate and up staged with cp.async. Staged rows also let a store go before the next
+        # load (registers filled by ordinary loads could not: a store could alias a later
+        # load, and a load-compute-store loop per 16-byte group measured 47% of copy
+        # bandwidth in bf16 at 8192 x 8192 on the H200, loading all first 76%).
+        sm = cuda.shared.array(0, uint32)
+        ga, ua, ya = int64(M.gmem_addr(Gt, 0)), int64(M.gmem_addr(U, 0)), int64(M.gmem_addr(Y, 0))
+        loop(sm, G, rows * chunks, nbuf, ROW, 0, (ga, ua, ya, sg, su, sy, n, chunks))
+
+    # .minnctapersm 1: without it ptxas squeezed some variants to 64 registers with spills
+    # (layer_norm f32 on sm_90a 16 B, swiglu f32 on sm_80 12 B); how many blocks share
+    # an SM is chosen per launch from the real count (host.Call.loop_launch)
+    swiglu_kernel.nbk_launch_bounds = (MAX_THREADS, 1)
+    swiglu_kernel.nbk_row_bytes = ROW * 4  # staged per thread per buffer
+    swiglu_kernel.nbk_vec_bytes = 0
     return swiglu_kernel
 
 
@@ -95,15 +129,16 @@ def swiglu(gate, up=None, *, out=None, stream=None, config=None):
         Ur = call.rows(up, "up", Gr)
         up_tag = "up"
     Y = call.output(out, "out", Gr)
-    cfg = call.config(Gr, config)
     hw = for_arch(call.arch()).sm80
     kern = build(Gr.kind, hw)
-    phase = 1 if cfg.variant == "split" else 0  # elementwise: a split layout is one pass
-    if Gr.rows:
-        call.launch(kern, SIG, cfg.grid(Gr.rows), cfg.threads * cfg.rows_per_block,
-                    [call.buf(Gr), call.buf(Ur), call.buf(Y), np.int64(Gr.n), np.int64(Gr.rows),
-                     np.int64(Gr.stride), np.int64(Ur.stride), np.int64(Y.stride),
-                     np.int64(phase), np.int64(cfg.threads), np.int64(cfg.chunks)],
-                    ("gate", up_tag, "out") + (None,) * 8, ("swiglu", Gr.kind, hw))
+    cfg = call.config(Gr, config, kern)
+    if Gr.rows:  # elementwise: a split layout is one pass over chunks, looped like rows
+        gb, ub, yb = call.buf(Gr), call.buf(Ur), call.buf(Y)
+        call.loop_launch(
+            kern, SIG, cfg, cfg.grid(Gr.rows),
+            lambda nbuf: [gb, ub, yb, np.int64(Gr.n), np.int64(Gr.rows), np.int64(Gr.stride),
+                          np.int64(Ur.stride), np.int64(Y.stride), np.int64(cfg.threads),
+                          np.int64(cfg.chunks), np.int64(nbuf)],
+            ("gate", up_tag, "out") + (None,) * 8, ("swiglu", Gr.kind, hw))
     host.remember(key, call, ("out",))
     return call.finish(Y)

@@ -1,0 +1,86 @@
+"""How many blocks loop over the rows, and with how many staging buffers: the occupancy rule
+of config.resident_blocks (numbers worked by hand from the CUDA occupancy calculator's rules
+for sm_90) and plan_loop's choices. No GPU and no simulator needed; test_rows_gpu.py checks
+resident_blocks against the driver's own occupancy query."""
+import pytest
+
+from nbkernels.errors import NbkernelsError
+from nbkernels.rows.config import RowConfig, SmLimits, plan_loop, resident_blocks, with_chunks
+
+H200 = SmLimits()  # sm_90: 2048 threads, 32 blocks, 64 K registers, 228 KB per SM
+A100 = SmLimits(smem=167936)  # sm_80: 164 KB per SM
+MAX_SMEM = 232448  # the largest opt-in per block on sm_90 (227 KB)
+
+
+@pytest.mark.parametrize("threads, regs, smem, lim, want, why", [
+    (256, 64, 0, H200, 4, "2048 registers a warp, 8 warps a partition: 32 warps"),
+    (256, 65, 0, H200, 3, "65 registers round to 72: 7 warps a partition"),
+    (128, 32, 48 * 1024, H200, 4, "49152 + 1024 reserved: 4 fit in 233472"),
+    (128, 32, 48 * 1024, A100, 3, "the same on 164 KB"),
+    (1024, 32, 0, H200, 2, "threads"),
+    (32, 16, 0, H200, 32, "the 32-block limit"),
+    (512, 128, 0, H200, 1, "16 warps of 4096 registers"),
+    (512, 129, 0, H200, 0, "does not fit at all"),
+    (256, 32, 233000, H200, 0, "shared memory with the reserve exceeds the SM"),
+    (256, 32, 46592 - 1024, H200, 5, "46592 = 364 x 128: 5 fit"),
+    (256, 32, 46690 - 1024, H200, 4, "rounds up to 46720 (128-byte granule): 4, not 5"),
+])
+def test_resident_blocks(threads, regs, smem, lim, want, why):
+    assert resident_blocks(threads, regs, smem, lim) == want, why
+
+
+def plan(cfg, items=8192, regs=62, static=128, row_bytes=64, vec_bytes=64, lim=H200,
+         max_smem=MAX_SMEM, mode=None):
+    return plan_loop(cfg, items, 132, lim, regs, static, row_bytes, vec_bytes, max_smem, mode)
+
+
+def test_plan_fills_every_sm_with_double_buffered_blocks():
+    # rms_norm bf16 at n = 8192: 256 threads, 64 B of row and 64 B of weight a thread
+    assert plan(RowConfig("block", 256)) == (4 * 132, 2, 256 * (2 * 64 + 64))
+
+
+def test_plan_never_launches_more_blocks_than_items():
+    assert plan(RowConfig("block", 256), items=100) == (100, 2, 256 * 192)
+    assert plan(RowConfig("block", 256), items=1)[0] == 1
+    assert plan(RowConfig("warp", 32, 4), items=3)[0] == 3
+
+
+def test_plan_one_buffer_where_two_leave_a_lone_block():
+    # layer_norm f32, n = 8192, float32 weight and bias: two buffers take 128 KB (one block
+    # per SM), one buffer 96 KB (two blocks)
+    assert plan(RowConfig("block", 256), regs=96, row_bytes=128, vec_bytes=256) == \
+        (2 * 132, 1, 256 * (128 + 256))
+
+
+def test_plan_one_buffer_where_two_do_not_fit():
+    # rms_norm + residual f32 at n = 16384: 512 threads of 2 x 128 B a buffer and 128 B of
+    # weight: two buffers need 320 KB
+    cfg = RowConfig("block", 512, buffers=2)
+    assert plan(cfg, regs=88, row_bytes=256, vec_bytes=128) == (132, 1, 512 * 384)
+
+
+def test_plan_modes_and_forced_configs():
+    cfg = RowConfig("block", 256)
+    assert plan(cfg, mode="0") == (8192, 1, 256 * 128)  # a block per row, as before the loop
+    assert plan(cfg, mode="1") == (4 * 132, 1, 256 * 128)
+    assert plan(cfg, mode="2") == (4 * 132, 2, 256 * 192)
+    assert plan(RowConfig("block", 256, blocks=3), mode="0") == (3, 2, 256 * 192)
+    assert plan(RowConfig("block", 256, blocks=3, buffers=1)) == (3, 1, 256 * 128)
+
+
+def test_plan_counts_registers():
+    # 256 threads: 64 registers leave 4 blocks, 65 leave 3, 128 leave 2... shared memory
+    # allowing 4 (48 KB + reserve)
+    assert [plan(RowConfig("block", 256), regs=r)[0] for r in (64, 65, 96, 128)] == \
+        [4 * 132, 3 * 132, 2 * 132, 2 * 132]
+
+
+@pytest.mark.parametrize("kw", [{"buffers": 3}, {"blocks": -1}])
+def test_row_config_rejects_bad_loop_fields(kw):
+    with pytest.raises(NbkernelsError, match="buffers"):
+        RowConfig("block", 64, **kw)
+
+
+def test_with_chunks_keeps_loop_fields():
+    cfg = with_chunks(RowConfig("split", 32, blocks=3, buffers=1), 2500)
+    assert (cfg.chunks, cfg.blocks, cfg.buffers) == (3, 3, 1)
