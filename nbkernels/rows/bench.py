@@ -1,19 +1,24 @@
 """Row-kernel speed against the copy bandwidth, torch eager and CuPy, in one process:
-``python -m nbkernels.rows.bench [--ops ...] [--dtypes bf16,f32] [--json FILE]``.
+``python -m nbkernels.rows.bench [--ops ...] [--dtypes bf16,f32] [--modes auto,0,2] [--json F]``.
 
 Large sizes: device time with CUDA events after warm-up, medians, inputs rotated among sets
 larger than L2. Bytes moved come from an explicit formula per op (inputs read once, outputs
 written once). The ceiling is a device-to-device copy of 1 GiB timed in the same run (bytes
-read + written). Small sizes (1 x 4096, 64 x 4096): wall time per call over a loop of
-back-to-back calls, against an empty kernel launched through CuPy and through numba.
+read + written). ``--modes`` times nbkernels once per value of NBKERNELS_ROWS_LOOP on the same
+inputs ("auto": unset; "0": a block per row, the layout before blocks looped over rows; "1",
+"2": blocks looping with that many staging buffers). Small sizes (1 x 4096, 64 x 4096): wall
+time per call over a loop of back-to-back calls, against an empty kernel launched through
+CuPy and through numba. ``--host`` (no GPU needed) times the Python side of a repeat call.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import time
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -32,22 +37,25 @@ def bytes_moved(op, rows, n, esz):
             "swiglu": 3 * big}[op]
 
 
-def _setup(op, rows, n, dtype, count, rng):
-    import cupy
+class Pool:
+    """Random inputs of one dtype and shape, made once and shared by every op: ``count``
+    pairs of (rows, n) arrays and two vectors."""
 
-    def arr(shape):
-        return cupy.asarray(rng.standard_normal(shape, np.float32).astype(dtype))
+    def __init__(self, rows, n, dtype, count, rng):
+        import cupy
 
-    sets = []
-    for _ in range(count):
-        x = arr((rows, n))
+        def arr(shape):
+            return cupy.asarray(rng.standard_normal(shape, np.float32).astype(dtype))
+
+        self.pairs = [(arr((rows, n)), arr((rows, n))) for _ in range(count)]
+        self.w, self.b = arr((n,)), arr((n,))
+
+    def sets(self, op):
         if op in ("rms_norm", "layer_norm"):
-            sets.append((x, arr((n,)), arr((n,))))
-        elif op in ("rms_norm_residual", "swiglu"):
-            sets.append((x, arr((rows, n)), arr((n,))))
-        else:
-            sets.append((x,))
-    return sets
+            return [(x, self.w, self.b) for x, _ in self.pairs]
+        if op in ("rms_norm_residual", "swiglu"):
+            return [(x, r, self.w) for x, r in self.pairs]
+        return [(x,) for x, _ in self.pairs]
 
 
 def _fns(op, eps=1e-6):
@@ -136,55 +144,161 @@ def empty_launches():
             "numba": _wall_per_call(lambda: numba_empty[1, 32](buf), ())}
 
 
-def run(ops, dtypes, reps=20):
+@contextmanager
+def loop_mode(mode):
+    """NBKERNELS_ROWS_LOOP set to ``mode`` ("auto": unset) inside the block."""
+    old = os.environ.pop("NBKERNELS_ROWS_LOOP", None)
+    if mode != "auto":
+        os.environ["NBKERNELS_ROWS_LOOP"] = mode
+    try:
+        yield
+    finally:
+        os.environ.pop("NBKERNELS_ROWS_LOOP", None)
+        if old is not None:
+            os.environ["NBKERNELS_ROWS_LOOP"] = old
+
+
+def run(ops, dtypes, reps=20, modes=("auto",), json_path=None):
     import cupy
     import ml_dtypes
+
+    from . import host
 
     names = {"bf16": ml_dtypes.bfloat16, "f16": np.float16, "f32": np.float32}
     rng = np.random.default_rng()
     l2 = cupy.cuda.Device().attributes["L2CacheSize"]
     bw = copy_bandwidth()
     rows_out = []
-    for op in ops:
-        fns = _fns(op)
-        for dt in dtypes:
-            dtype = np.dtype(names[dt])
-            for rows, n in LARGE:
+    for dt in dtypes:
+        dtype = np.dtype(names[dt])
+        for rows, n in LARGE:
+            big = rows * n * dtype.itemsize
+            pool = Pool(rows, n, dtype, max(2, min(4, -(-3 * l2 // (2 * big)))), rng)
+            for op in ops:
                 per = bytes_moved(op, rows, n, dtype.itemsize)
-                sets = _setup(op, rows, n, dtype, max(2, min(4, -(-3 * l2 // per))), rng)
+                fns = _fns(op)
+                sets = pool.sets(op)
                 rec = {"op": op, "dtype": dt, "shape": [rows, n], "bytes": per}
-                for who, fn in zip(("nbk", "torch", "cupy"), fns):
-                    if fn is None:
-                        continue
-                    t, _ = time_events(fn, sets, reps)
-                    rec[f"{who}_us"] = t * 1e6
+                for mode in modes:
+                    with loop_mode(mode):
+                        t, _ = time_events(fns[0], sets, reps)
+                    rec[f"nbk_us[{mode}]"] = t * 1e6
+                    rec[f"of_copy[{mode}]"] = per / t / bw
+                    rec[f"plan[{mode}]"] = dict(host.LAST_PLAN)
+                for who, fn in zip(("torch", "cupy"), fns[1:]):
+                    if fn is not None:
+                        rec[f"{who}_us"] = time_events(fn, sets, reps)[0] * 1e6
+                rec["nbk_us"] = rec[f"nbk_us[{modes[0]}]"]
+                rec["of_copy"] = rec[f"of_copy[{modes[0]}]"]
                 rec["GBps"] = per / rec["nbk_us"] * 1e-3
-                rec["of_copy"] = per / rec["nbk_us"] * 1e6 / bw
                 rows_out.append(rec)
-                print(_line(rec), flush=True)
-            for rows, n in SMALL:
-                args = _setup(op, rows, n, dtype, 1, rng)[0]
+                print(_line(rec, modes), flush=True)
+                _save(json_path, bw, modes, rows_out)
+            del pool
+            cupy.get_default_memory_pool().free_all_blocks()
+        for rows, n in SMALL:
+            pool = Pool(rows, n, dtype, 1, rng)
+            for op in ops:
+                fns, args = _fns(op), pool.sets(op)[0]
                 rec = {"op": op, "dtype": dt, "shape": [rows, n], "small": True,
                        "nbk_wall_us": _wall_per_call(fns[0], args) * 1e6,
                        "torch_wall_us": _wall_per_call(fns[1], args) * 1e6}
                 rows_out.append(rec)
-                print(_line(rec), flush=True)
-    return {"copy_GBps": bw * 1e-9, "empty_launch_us": {k: v * 1e6 for k, v in
-                                                         empty_launches().items()},
-            "rows": rows_out}
+                print(_line(rec, modes), flush=True)
+    res = _save(None, bw, modes, rows_out)
+    res["empty_launch_us"] = {k: v * 1e6 for k, v in empty_launches().items()}
+    return res
 
 
-def _line(r):
+def _save(path, bw, modes, rows_out):
+    """The results so far; written to ``path`` too (a run cut short keeps what it measured)."""
+    res = {"copy_GBps": bw * 1e-9, "modes": list(modes), "rows": rows_out}
+    if path:
+        with open(path, "w") as f:
+            json.dump(res, f, indent=1)
+    return res
+
+
+def _line(r, modes=("auto",)):
     shape = "x".join(map(str, r["shape"]))
+    head = f"{r['op']:17s} {r['dtype']:4s} {shape:>10s}"
     if r.get("small"):
-        return (f"{r['op']:18s} {r['dtype']:4s} {shape:>11s}  wall/call nbk {r['nbk_wall_us']:6.1f} us"
-                f"  torch {r['torch_wall_us']:6.1f} us")
-    t = f"{r['op']:18s} {r['dtype']:4s} {shape:>11s}  {r['nbk_us']:8.1f} us {r['GBps']:7.0f} GB/s"
-    t += f" {100 * r['of_copy']:5.1f}% of copy"
+        return (f"{head}  wall/call nbk {r['nbk_wall_us']:5.1f} us  torch "
+                f"{r['torch_wall_us']:5.1f} us")
+    t = f"{head} {r['nbk_us']:7.1f} us {100 * r['of_copy']:5.1f}% of copy"
     for who in ("torch", "cupy"):
         if f"{who}_us" in r:
-            t += f"  x{r[f'{who}_us'] / r['nbk_us']:.2f} vs {who}"
+            t += f" x{r[f'{who}_us'] / r['nbk_us']:.2f} {who}"
+    for m in modes[1:]:
+        t += f" | {m}: {100 * r[f'of_copy[{m}]']:5.1f}%"
+    plan = r.get(f"plan[{modes[0]}]")
+    if plan:
+        t += (f"  [{plan['blocks']}x{plan['threads']}, {plan['buffers']} buf, "
+              f"{plan['smem'] // 1024} KB, {plan['regs']} regs]")
     return t
+
+
+def host_overhead(calls=20000):
+    """Python time per repeat call (key, replay, allocation, launch) on fake CuPy arrays, with
+    the allocation and the driver launch replaced by stubs: what the replay path itself
+    costs, measurable without a GPU. Returns microseconds per call by op."""
+    from unittest import mock
+
+    from .. import arrays, launch, runner
+    from . import host
+
+    class Ptr:
+        def __init__(self, ptr):
+            self.ptr = ptr
+
+    class Dev:
+        id = 0
+
+    class Fake:  # the attributes arrays.fast_desc reads from a CuPy array
+        __module__ = "cupy"
+
+        def __init__(self, shape, dtype, ptr):
+            self.shape, self.dtype = shape, np.dtype(dtype)
+            self.strides = tuple(int(np.prod(shape[i + 1:])) * self.dtype.itemsize
+                                 for i in range(len(shape)))
+            self.data, self.device = Ptr(ptr), Dev()
+
+    class Packed:
+        def set(self, i, v):
+            pass
+
+    class Call:  # what a recorded call leaves behind
+        launches = [(None, (264, 1, 1), (256, 1, 1), 49152, Packed(),
+                     [(4, "x"), (20, "weight"), (60, "eps")])]
+        allocs = [("out", (64, 4096), np.dtype(np.float32))]
+
+    x, w = Fake((64, 4096), np.float32, 1 << 20), Fake((4096,), np.float32, 1 << 24)
+    named = {"x": x, "weight": w, "residual": None, "out": None, "residual_out": None}
+    rep = host.Replay(Call(), "cupy", ("out",), None)
+    out = Fake((64, 4096), np.float32, 1 << 28)
+    res = {}
+    with mock.patch.object(runner, "empty", lambda *a: out), \
+            mock.patch.object(launch, "launch_packed", lambda *a: None), \
+            mock.patch.object(arrays, "current_stream_handle", lambda *a: 0), \
+            mock.patch.object(runner, "FrameworkHint", lambda *a: None):
+        for name, fn in [
+            ("fast_key", lambda: host.fast_key("rms_norm", named, (float, None))),
+            ("replay", lambda: rep(named, {"x": 1, "weight": 2}, {"eps": 1e-6}, None)),
+            ("key + lookup + replay", lambda: _repeat(host, named, rep)),
+        ]:
+            for _ in range(1000):
+                fn()
+            t0 = time.perf_counter()
+            for _ in range(calls):
+                fn()
+            res[name] = (time.perf_counter() - t0) / calls * 1e6
+    return res
+
+
+def _repeat(host, named, rep):
+    key, ptrs = host.fast_key("rms_norm", named, (float, None))
+    host._FAST.get(key)
+    return rep(named, ptrs, {"eps": 1e-6}, None)
 
 
 def main(argv=None):
@@ -192,11 +306,21 @@ def main(argv=None):
     ap.add_argument("--ops", default=",".join(OPS))
     ap.add_argument("--dtypes", default="bf16,f32")
     ap.add_argument("--reps", type=int, default=20)
+    ap.add_argument("--modes", default="auto",
+                    help="NBKERNELS_ROWS_LOOP values to time nbkernels under, the first "
+                         "reported as the result (auto: unset)")
+    ap.add_argument("--host", action="store_true",
+                    help="only the Python cost of a repeat call, on fake arrays (no GPU)")
     ap.add_argument("--json")
     a = ap.parse_args(argv)
-    res = run(a.ops.split(","), a.dtypes.split(","), a.reps)
-    print(f"copy bandwidth {res['copy_GBps']:.0f} GB/s; empty launch wall/call: " +
-          ", ".join(f"{k} {v:.1f} us" for k, v in res["empty_launch_us"].items()))
+    if a.host:
+        res = host_overhead()
+        print("; ".join(f"{k} {v:.2f} us" for k, v in res.items()))
+    else:
+        res = run(a.ops.split(","), a.dtypes.split(","), a.reps, tuple(a.modes.split(",")),
+                  a.json)
+        print(f"copy bandwidth {res['copy_GBps']:.0f} GB/s; empty launch wall/call: " +
+              ", ".join(f"{k} {v:.1f} us" for k, v in res["empty_launch_us"].items()))
     if a.json:
         with open(a.json, "w") as f:
             json.dump(res, f, indent=1)
