@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 from numba import cuda, types
 
-from .. import arrays, runner
+from .. import arrays, launch, runner
 from ..arch import device_arch
 from ..errors import NbkernelsError
 from ..smem import device_limits
@@ -395,6 +395,7 @@ def needs_device_copy(*xs) -> bool:
 # --- repeat calls -------------------------------------------------------------------------------
 _FAST: dict = {}
 _FAST_LOCK = threading.Lock()
+_environ = os.environ
 
 
 def fast_key(who, named: dict, extra):
@@ -411,41 +412,50 @@ def fast_key(who, named: dict, extra):
             return None, None
         descs.append(d[0])
         ptrs[name] = d[1]
-    alias = tuple(sorted((a, b) for a in ptrs for b in ptrs if a < b and ptrs[a] == ptrs[b]))
-    env = (os.environ.get("NBKERNELS_ROW_VARIANT"), os.environ.get("NBKERNELS_ROWS_LOOP"),
+    alias = ()
+    if len(set(ptrs.values())) < len(ptrs):  # an in-place call: which arguments share memory
+        alias = tuple(sorted((a, b) for a in ptrs for b in ptrs if a < b and ptrs[a] == ptrs[b]))
+    env = (_environ.get("NBKERNELS_ROW_VARIANT"), _environ.get("NBKERNELS_ROWS_LOOP"),
            getattr(_TARGET, "arch", None))
     return (who, tuple(descs), alias, extra, env), ptrs
 
 
 class Replay:
-    """The launches of one recorded call, replayed with new pointers and scalars."""
+    """The launches of one recorded call, replayed with new pointers and scalars. Per call
+    this is the whole Python work of a repeat call after :func:`fast_key`: allocate the
+    outputs, write the changed fields into the packed arguments, launch."""
 
     def __init__(self, call: Call, framework, result_names, wrap):
-        self.launches = call.launches
+        # (fn, grid, block, smem, packed, [(slot, name, byte offset)])
+        self.launches = [(fn, grid, block, smem, packed,
+                          tuple((i, t, 0) if isinstance(t, str) else (i, t[0], t[1])
+                                for i, t in fields))
+                         for fn, grid, block, smem, packed, fields in call.launches]
         self.allocs = call.allocs
         self.framework = framework
         self.result_names = result_names
         self.wrap = wrap
 
     def __call__(self, named, ptrs, scalars, stream):
-        src = dict(ptrs)
+        src = ptrs  # fast_key's fresh dict: ours to extend
         src.update(scalars)
-        made = {}
-        like = next(x for x in named.values() if x is not None)
-        hint = runner.FrameworkHint(self.framework, like)
-        for tag, shape, dtype in self.allocs:
-            made[tag] = runner.empty(hint, shape, dtype)
-            src[tag] = arrays.fast_desc(made[tag])[1]
+        made = None
+        if self.allocs:
+            made = {}
+            like = next(x for x in named.values() if x is not None)
+            hint = runner.FrameworkHint(self.framework, like)
+            for tag, shape, dtype in self.allocs:
+                made[tag] = runner.empty(hint, shape, dtype)
+                src[tag] = arrays.fast_desc(made[tag])[1]
         handle = arrays.current_stream_handle(self.framework, None, stream)
-        from .. import launch
-
         for fn, grid, block, smem, packed, fields in self.launches:
-            for i, tag in fields:
-                packed.set(i, src[tag] if isinstance(tag, str) else src[tag[0]] + tag[1])
+            for i, tag, off in fields:
+                packed.set(i, src[tag] + off if off else src[tag])
             launch.launch_packed(fn, grid, block, smem, handle, packed)
-        res = [made.get(n, named.get(n)) for n in self.result_names]
-        if len(res) == 1:
-            return res[0]
+        if len(self.result_names) == 1:
+            name = self.result_names[0]
+            return made[name] if made and name in made else named[name]
+        res = [made[n] if made and n in made else named[n] for n in self.result_names]
         return self.wrap(res) if self.wrap else tuple(res)
 
 
