@@ -51,7 +51,8 @@ CASES = [
     (lambda a, b: plan(a, b, alpha="2"), r"alpha must be a real number, got '2'"),
     (lambda a, b: plan(a.astype(np.int8), b.astype(np.int8), alpha=0.5),
      r"int8 GEMM takes integer alpha and beta"),
-    (lambda a, b: plan(a, b, variant="sm70"), r"variant must be one of \('sm80', 'sm75', 'simt'\)"),
+    (lambda a, b: plan(a, b, variant="sm70"),
+     r"variant must be one of \('sm90a', 'sm80', 'sm75', 'simt'.*\), got 'sm70'"),
     (lambda a, b: plan(a, b, variant="simt"), r"the simt variant computes float32/float64 only"),
     (lambda a, b: plan(a.astype(BF16), b.astype(BF16), variant="sm75"),
      r"bf16 needs sm_80 tensor cores"),
@@ -132,7 +133,7 @@ def test_plan_uses_a_stored_autotune_winner(monkeypatch):
     from nbkernels.matmul import api, tuning
 
     winner = TileConfig(64, 128, 64, 2, 2, 4)
-    monkeypatch.setattr(api, "device_arch", lambda: Arch(9, 0, "a"))
+    monkeypatch.setattr(api, "device_arch", lambda: Arch(8, 0))
     monkeypatch.setattr(tuning, "lookup", lambda *args: winner)
     a, b = _ops(300, 64, 200)
     p = plan(a, b)
