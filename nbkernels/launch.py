@@ -142,7 +142,7 @@ def function(key: str, cubin: bytes, entry: str, smem: int):
     dev = cuda.get_current_device().id
     f = _loaded.get((key, dev))
     if f is not None:
-        if smem > _smem_set.get((key, dev), 48 * 1024):  # a larger launch than the first
+        if smem > _smem_set[(key, dev)]:  # a larger launch than the first
             _allow_smem(f[1], key, dev, smem)
         return f
     with _lock:
@@ -153,14 +153,22 @@ def function(key: str, cubin: bytes, entry: str, smem: int):
 
             module = compat.load_module(cubin, key)  # refusals come back diagnosed
             f = _check(drv.cuModuleGetFunction(module, entry.encode()), f"finding {entry}")
-            if smem > 48 * 1024:
+            # without the attribute a launch may use 48 KB of shared memory *in all*: the
+            # dynamic part may not exceed 48 KB less the kernel's static shared memory
+            A = drv.CUfunction_attribute
+            static = _check(drv.cuFuncGetAttribute(A.CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, f),
+                            f"{key}: static shared memory")
+            allowed = _check(drv.cuFuncGetAttribute(
+                A.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, f), f"{key}: shared memory")
+            _smem_set[(key, dev)] = min(int(allowed), 48 * 1024 - int(static))
+            if smem > _smem_set[(key, dev)]:
                 _allow_smem(f, key, dev, smem)
             _loaded[(key, dev)] = (module, f)
             f = _loaded[(key, dev)]
     return f
 
 
-_smem_set: dict = {}  # (key, device) -> dynamic shared memory the function is allowed
+_smem_set: dict = {}  # (key, device) -> dynamic shared memory the function is allowed now
 
 
 def _allow_smem(f, key, dev, smem):

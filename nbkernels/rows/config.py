@@ -9,9 +9,13 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from ..errors import NbkernelsError
-from .device import MAX_THREADS, PER_THREAD
+from .device import MAX_THREADS, MAX_WARPS, PER_THREAD
 
 VARIANTS = ("warp", "block", "split")
+#: Static shared memory a row kernel declares at most (layer_norm's and softmax's (4, MAX_WARPS)
+#: float32 reduction scratch): counted against the per-block limit with the dynamic staging
+#: before a kernel's real size is read from the driver after its first launch.
+STATIC_SMEM = 4 * MAX_WARPS * 4
 WARP_ROWS_PER_BLOCK = 4  # 128-thread blocks of one row per warp
 SPLIT_THREADS = 256  # a chunk of a long row: 256 threads x 32 values = 8192 elements
 
@@ -159,7 +163,8 @@ def plan_loop(cfg: RowConfig, items: int, sms: int, lim: SmLimits, regs: int, st
     SM at every barrier; the benchmark's --modes 1,2 compares the two).
     Blocks: as many as stay resident (``lim``, ``regs`` registers per thread), at most one
     per item. ``mode`` (NBKERNELS_ROWS_LOOP) "0": a block per item, one buffer (no loop:
-    the layout before the loop, for comparison); "1" / "2": that many buffers."""
+    the layout before the loop, for comparison); "1" / "2": that many buffers. ``max_smem``:
+    the per-block opt-in limit, which ``static_smem`` + the dynamic size must respect."""
     block = cfg.threads * cfg.rows_per_block
 
     def smem(nbuf):
@@ -171,10 +176,35 @@ def plan_loop(cfg: RowConfig, items: int, sms: int, lim: SmLimits, regs: int, st
     if mode == "0" and not (cfg.blocks or cfg.buffers):
         return items, 1, smem(1)
     nbuf = cfg.buffers or (int(mode) if mode in ("1", "2") else 0)
+    fits = smem(2) + static_smem <= max_smem  # static + dynamic: the per-block limit
     if not nbuf:
         two, one = resident(2), resident(1)
-        nbuf = 2 if smem(2) <= max_smem and (two >= 2 or two >= one) else 1
-    if nbuf == 2 and smem(2) > max_smem:
+        nbuf = 2 if fits and (two >= 2 or two >= one) else 1
+    if nbuf == 2 and not fits:
         nbuf = 1
     blocks = cfg.blocks or max(1, resident(nbuf)) * sms
     return max(1, min(blocks, items)), nbuf, smem(nbuf)
+
+
+MAX_GRID_X = 2**31 - 1
+
+
+def check_launch(name: str, grid: int, block: int, smem: int, static_smem: int,
+                 max_threads: int, max_smem: int):
+    """Raise a NbkernelsError naming the kernel and its launch if ``grid`` blocks of ``block``
+    threads with ``smem`` bytes of dynamic and ``static_smem`` of static shared memory break a
+    limit the driver would refuse with a bare CUDA_ERROR_INVALID_VALUE: threads above the
+    kernel's launch bound (``max_threads``) or 1024, static + dynamic shared memory above the
+    per-block opt-in maximum (``max_smem``), an empty or too large grid."""
+    why = []
+    if not 1 <= block <= min(max_threads, 1024):
+        why.append(f"{block} threads per block (launch bound {max_threads})")
+    if static_smem + smem > max_smem:
+        why.append(f"{static_smem} B static + {smem} B dynamic shared memory = "
+                   f"{static_smem + smem} B per block (this GPU allows {max_smem})")
+    if not 1 <= grid <= MAX_GRID_X:
+        why.append(f"a grid of {grid} blocks")
+    if why:
+        raise NbkernelsError(f"{name}: launch of grid {grid} x block {block} with {smem} B "
+                             f"dynamic shared memory exceeds a launch limit: "
+                             f"{'; '.join(why)}")

@@ -226,6 +226,7 @@ class Call:
         thread in shared memory; a split one a buffer."""
         loop_bytes = kernel.nbk_row_bytes + kernel.nbk_vec_bytes
         sms, max_smem = device_limits()
+        max_smem -= cfgmod.STATIC_SMEM  # the per-block limit counts static shared memory too
         max_threads = 32
         while max_threads * 2 <= min(max_smem // loop_bytes, cfgmod.MAX_THREADS):
             max_threads *= 2
@@ -269,8 +270,20 @@ class Call:
         """Launch ``kernel``; ``tags`` name the arguments a repeat call changes: an array
         argument's name (its data pointer), ``(name, byte offset)`` (a view into it), or
         "eps" (a scalar)."""
-        rec = runner.launch_jit(kernel, sig, (grid, 1, 1), block, smem, self.handle(), args,
-                                key_parts, self.arch())
+        info = _KERNEL_INFO.get((id(kernel), str(self.arch()), self.first.device))
+        static = info[1] if info else cfgmod.STATIC_SMEM
+        bound = (getattr(kernel, "nbk_launch_bounds", None) or (1024,))[0]
+        name = getattr(kernel, "py_func", kernel).__name__
+        cfgmod.check_launch(name, grid, block, smem, static, bound, device_limits()[1])
+        try:
+            rec = runner.launch_jit(kernel, sig, (grid, 1, 1), block, smem, self.handle(), args,
+                                    key_parts, self.arch())
+        except NbkernelsError as e:
+            if "cuLaunchKernel" not in str(e):
+                raise
+            raise NbkernelsError(f"{name}: {e} (grid {grid} x block {block}, {smem} B dynamic "
+                                 f"+ {static if info else 'unknown'} B static shared memory, "
+                                 f"this GPU allows {device_limits()[1]} per block)") from e
         if rec is None:
             return None
         fields, pos = [], 0
@@ -303,11 +316,8 @@ class Call:
             return
         ikey = (id(kernel), str(self.arch()), self.first.device)
         info = _KERNEL_INFO.get(ikey)
-        regs, static = info[:2] if info else (64, 0)
-        sms, max_smem = device_limits()
-        grid, nbuf, smem = cfgmod.plan_loop(cfg, items, sms, sm_limits(), regs, static,
-                                            kernel.nbk_row_bytes, kernel.nbk_vec_bytes,
-                                            max_smem, mode)
+        regs, static = info[:2] if info else (64, cfgmod.STATIC_SMEM)
+        grid, nbuf, smem = plan(kernel, cfg, items, regs, static, mode)
         LAST_PLAN.update(who=self.who, blocks=grid, threads=block, buffers=nbuf, smem=smem,
                          regs=regs if info else None)
         rec = self.launch(kernel, sig, grid, block, args(nbuf), tags, key_parts, smem)
@@ -495,6 +505,14 @@ _SM_LIMITS: dict = {}
 #: The last planned loop launch (benchmarks print it): who, blocks, threads, buffers, smem,
 #: regs (None on a kernel's first launch, planned with a guess of 64).
 LAST_PLAN: dict = {}
+
+
+def plan(kernel, cfg: cfgmod.RowConfig, items: int, regs: int, static: int, mode=None):
+    """(blocks, buffers, dynamic shared memory) of a looping launch of ``kernel`` on the
+    current GPU (:func:`config.plan_loop`)."""
+    sms, max_smem = device_limits()
+    return cfgmod.plan_loop(cfg, items, sms, sm_limits(), regs, static, kernel.nbk_row_bytes,
+                            kernel.nbk_vec_bytes, max_smem, mode)
 
 
 def sm_limits() -> cfgmod.SmLimits:
