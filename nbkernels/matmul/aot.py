@@ -55,6 +55,15 @@ def _frag_db(kind: str, arch: Arch):
     return _mma(kind, False, False, arch, dataclasses.replace(default_tile(kind, arch), frag_db=1))
 
 
+def _dmma(a_kmajor: bool, b_kmajor: bool, aligned: bool, arch: Arch, frag_db: int = 0):
+    from . import mma_kernel, run
+
+    tile = dataclasses.replace(default_tile("f64", arch), frag_db=frag_db)
+    k = mma_kernel.build_kernel(tile, "f64", a_kmajor, b_kmajor, aligned)
+    return k.py_func, run._mma_sig(types.float64, types.Tuple(())), k.nbk_launch_bounds, \
+        k.nbk_smem_bytes
+
+
 def _simt(kind: str, arch: Arch):
     from . import simt_kernel
 
@@ -92,6 +101,13 @@ def aot_variants(arch: Arch):
                            functools.partial(_reduce, out_kind)))
     for kind in ("f32", "f64"):
         out.append(Variant(f"gemm/simt/{kind}", "sm_75", functools.partial(_simt, kind)))
+    # f64 on tensor cores: row-major a and b (N-major b), a transposed b (K-major), and the
+    # ordinary-load path (operands not 16-byte aligned)
+    for bk, aligned, tag in ((False, True, "nn"), (True, True, "nt"), (False, False, "nn/ld")):
+        out.append(Variant(f"gemm/dmma/f64/{tag}", "sm_80",
+                           functools.partial(_dmma, True, bk, aligned), "DMMA"))
+    out.append(Variant("gemm/dmma/f64/nn/fragdb", "sm_80",
+                       functools.partial(_dmma, True, False, True, frag_db=1), "DMMA"))
     # candidates to measure: fragment double-buffering, the 256x128 tf32 tile (4x2 warps)
     for kind in ("bf16", "f16"):
         out.append(Variant(f"gemm/sm80/{kind}/fragdb", "sm_80",
@@ -136,6 +152,7 @@ CASES = {
              "3xtf32": ("main", "batched"), "s8": ("main", "misaligned", "split-k")},
     "sm75": {"f16": ("main", "odd", "batched", "split-k")},
     "simt": {"f32": ("main", "odd"), "f64": ("main", "batched")},
+    "dmma": {"f64": ("main", "odd", "batched", "misaligned")},
 }
 
 
@@ -166,7 +183,7 @@ class GemmCase:
         alpha, beta = ((3, -2) if dtype == "int8" else (1.5, -0.5)) if with_c else (1, 0)
         poison = np.iinfo(np.int32).min if rdt.kind == "i" else np.nan
         out = _device(np.full(shape, poison, np.float64).astype(rdt), "r")
-        forced = None if self.variant == "simt" else self.variant
+        forced = self.variant  # simt too: f64 would take dmma on sm_80+
         p = api.plan(_device(a, la), _device(b, lb), None if c is None else _device(c, "r"),
                      alpha=alpha, beta=beta, out=out, precision=prec, variant=forced)
         p.arch = self.target  # compile for the target arch, not the GPU's own
@@ -185,12 +202,14 @@ class GemmCase:
 
 
 def cases(target: Arch):
-    """The case table for a target arch: its own variant's kinds, then the SIMT kinds."""
+    """The case table for a target arch: its own variant's kinds, the SIMT kinds, f64 DMMA."""
     tensor = api.VARIANT_BY_MAJOR.get(target.major, "sm80")
     out = []
     for variant in (tensor, "simt"):
         for kind, shapes in CASES[variant].items():
             out += [GemmCase(target, variant, kind, s) for s in shapes]
+    if target.base >= (8, 0):  # f64 on tensor cores
+        out += [GemmCase(target, "dmma", "f64", s) for s in CASES["dmma"]["f64"]]
     return out
 
 

@@ -28,7 +28,7 @@ RESULT_DTYPE = {"float16": "float16", "bfloat16": "bfloat16", "float32": "float3
 #: Variant per compute-capability major (quack-style table). Every entry works: the Hopper
 #: (sm_90a) variant is a later issue, so major 9 runs the sm_80-class variant meanwhile.
 VARIANT_BY_MAJOR = {7: "sm75", 8: "sm80", 9: "sm80", 10: "sm80", 12: "sm80"}
-VARIANTS = ("sm80", "sm75", "simt")
+VARIANTS = ("sm80", "sm75", "simt", "dmma")
 
 
 def _dtype_name(dt: np.dtype) -> str:
@@ -116,16 +116,28 @@ def _select_variant(kind, arch, forced):
     forced = forced or os.environ.get("NBKERNELS_VARIANT") or None
     if forced is not None and forced not in VARIANTS:
         raise NbkernelsError(f"gemm: variant must be one of {VARIANTS}, got {forced!r}")
+    if kind == "f64" and forced != "simt":  # f64 tensor cores (DMMA) on sm_80+, else SIMT
+        if forced not in (None, "dmma"):
+            raise NbkernelsError(f"gemm: f64 runs on the dmma or simt variant, not {forced}")
+        if arch is None or arch.base >= (8, 0):
+            return "dmma", ("forced by " + ("argument" if forced else "NBKERNELS_VARIANT")
+                            if forced else "f64 on tensor cores (mma.m8n8k4.f64), sm_80+")
+        if forced:
+            raise NbkernelsError(f"gemm: variant dmma needs sm_80+; this GPU is {arch}")
+        return "simt", f"f64 on {arch}: no f64 tensor cores below sm_80, SIMT kernel"
     if kind in ("f32", "f64"):
         if forced not in (None, "simt"):
             raise NbkernelsError(f"gemm: {kind} runs only on the simt variant, not {forced}")
-        return "simt", f"{kind} uses the SIMT kernel (no tensor-core path for it yet)"
+        return "simt", (f"{kind} uses the SIMT kernel" + (" (forced)" if forced else
+                                                          " (no tensor-core path for it yet)"))
     base = VARIANT_BY_MAJOR.get(arch.major, "sm80") if arch else "sm80"
     if arch is not None and arch.base < (7, 5):
         raise NbkernelsError(f"gemm: {kind} needs tensor cores (sm_75+); this GPU is {arch}")
     variant = forced or base
     if variant == "simt":
         raise NbkernelsError(f"gemm: the simt variant computes float32/float64 only, not {kind}")
+    if variant == "dmma":
+        raise NbkernelsError(f"gemm: the dmma variant computes float64 only, not {kind}")
     if variant == "sm75" and kind != "f16":
         raise NbkernelsError(
             f"gemm: {kind} needs sm_80 tensor cores"
@@ -213,12 +225,13 @@ def plan(a, b, c=None, *, alpha=1, beta=0, out=None, precision=None, variant=Non
     empty_a, empty_b = va.size == 0, vb.size == 0  # nothing to read: no layout to honour
     a_k, a_m = sak == 1 or ka == 1 or empty_a, sam == 1 or m == 1
     b_k, b_n = sbk == 1 or ka == 1 or empty_b, sbn == 1 or n == 1
-    p.a_kmajor = a_k or not (a_m and esz == 2)
-    p.b_kmajor = b_k or not (b_n and esz == 2)
-    if not (a_k or (a_m and esz == 2)):
+    mn_ok = esz in (2, 8)  # M/N-major tiles: ldmatrix.trans (16-bit), 8-byte loads (f64)
+    p.a_kmajor = a_k or not (a_m and mn_ok)
+    p.b_kmajor = b_k or not (b_n and mn_ok)
+    if not (a_k or (a_m and mn_ok)):
         p.copies.append(("a", f"strides {va.strides} are neither row- nor column-major"
                          if not a_m else f"{kind} takes K-major (row-major) a only"))
-    if not (b_k or (b_n and esz == 2)):
+    if not (b_k or (b_n and mn_ok)):
         p.copies.append(("b", f"strides {vb.strides} are neither row- nor column-major"
                          if not b_n else f"{kind} takes K-major (column-major) b only"))
     lda = leading_dim(va, "a", p.a_kmajor)
@@ -231,7 +244,7 @@ def plan(a, b, c=None, *, alpha=1, beta=0, out=None, precision=None, variant=Non
                 if op not in dict(p.copies):
                     p.copies.append((op, "int8 operands not 16-byte aligned are copied"))
             p.aligned = True
-        elif var == "sm80":
+        elif var in ("sm80", "dmma"):
             p.reasons.append("an operand's pointer or leading dimension is not 16-byte aligned: "
                              "ordinary loads instead of cp.async")
     if var == "sm75":
@@ -242,6 +255,9 @@ def plan(a, b, c=None, *, alpha=1, beta=0, out=None, precision=None, variant=Non
     if tile is not None:
         if not isinstance(tile, cfgmod.TileConfig):
             raise NbkernelsError(f"gemm: tile must be a TileConfig, got {tile!r}")
+        why = cfgmod.misfit(tile, kind)
+        if why:
+            raise NbkernelsError(f"gemm: tile {tile} cannot run {kind}: {why}")
         if tile.smem_bytes(kind) > max_smem:
             raise NbkernelsError(f"gemm: tile {tile} needs {tile.smem_bytes(kind)} B of shared "
                                  f"memory; this device allows {max_smem}")
@@ -268,7 +284,7 @@ MIN_KTILES_PER_SPLIT = 4
 def _split_k(p, sms):
     env = os.environ.get("NBKERNELS_SPLITS")
     blocks = -(-p.m // p.tile.bm) * -(-p.n // p.tile.bn) * p.batch
-    if blocks == 0 or p.k == 0:
+    if blocks == 0 or p.k == 0 or p.variant == "dmma":  # (no f64 split-K partials yet)
         return
     bk = p.tile.bk(p.kind)
     if env:

@@ -82,9 +82,22 @@ HEURISTIC_ORDER = (CANDIDATES[0], CANDIDATES[4], CANDIDATES[5])
 # (bk_bytes 128 with 64x64 warp tiles was dropped: 4 unrolled k-steps spill 176 B/thread.)
 # tf32 fragments are twice as wide: 64x64 warp tiles (2x2 warps) spill 24 B/thread on sm_80 and
 # sm_90a with ptxas 13.4 (found by `nbkernels compile`); 2x4 warps of 64x32 do not.
-ORDER_BY_KIND = {"tf32": (CANDIDATES[3],) + HEURISTIC_ORDER[1:]}
+# f64 (dmma_kernel): 16 doubles of K per stage (bk_bytes 128); a 64x32 warp tile holds 64 f64
+# accumulators (128 registers). Not measured yet. 128x128 with 8 warps (one block per SM)
+# reads 16 flop/B from L2: 60 TFLOPS on an H200 take ~3.7 TB/s of it; 128x64 with 4 warps
+# fits two blocks per SM.
+F64_TILES = (TileConfig(128, 128, 128, 2, 4, 3), TileConfig(128, 64, 128, 2, 2, 3),
+             TileConfig(64, 64, 128, 2, 2, 3))
+ORDER_BY_KIND = {"tf32": (CANDIDATES[3],) + HEURISTIC_ORDER[1:], "f64": F64_TILES}
 # 3xtf32 keeps two fragments per operand: one tile for every shape, 64x32 warp tiles.
 FIXED_TILES = {"3xtf32": TileConfig(128, 128, 64, 2, 4, 3)}
+
+
+def misfit(cfg: TileConfig, kind: str) -> str | None:
+    """Why ``cfg`` cannot run ``kind`` (None: it can)."""
+    if kind == "f64" and cfg.bk_bytes != 128:
+        return "f64 stages 16 doubles of K (bk_bytes 128)"
+    return None
 
 
 def heuristic(kind: str, m: int, n: int, k: int, batch: int, sm_count: int,

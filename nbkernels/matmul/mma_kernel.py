@@ -20,7 +20,7 @@ kernel is compiled once per (kind, layouts, loader, tile config, epilogue) and a
 """
 from __future__ import annotations
 
-from numba import cuda, float32, int32, int64, uint32
+from numba import cuda, float32, float64, int32, int64, uint32
 
 from .. import intrinsics as I
 from .config import ELEMENT_BYTES, TileConfig
@@ -89,7 +89,7 @@ def block_raster(GROUP_M):
     return raster
 
 
-# --- global -> shared ------------------------------------------------------------------------
+# --- global -> shared, shared by the tensor-core kernels (this one and dmma_kernel) ---------
 def _tile_loader(ROWS, CPR, swz, kmajor, NT, ESZ, async_copy):
     """``load_tile``: one operand's k-tile into a stage, any position (edges zero-filled).
 
@@ -121,6 +121,20 @@ def _tile_loader(ROWS, CPR, swz, kmajor, NT, ESZ, async_copy):
                     nbytes = min(16, (inner_n - inner) * ESZ)
                     src = gptr + (outer * ld + inner) * ESZ
                 I.cp_async_cg(sbase + row * (CPR * 16) + swz(row, ch) * 16, src, 16, nbytes)
+    elif ESZ == 8:
+        @_dev
+        def load_tile(sbase, gptr, mn0, k0, MN, K, ld, tid):
+            # Operands not 16-byte aligned (8-byte aligned: any float64 array): element loads.
+            sm = cuda.shared.array(0, float64)
+            for it in range(ITERS):
+                row, ch, outer, inner, outer_n, inner_n = chunk(tid, it, mn0, k0, MN, K)
+                dw0 = (sbase - I.smem_addr(sm, 0) + row * (CPR * 16) + swz(row, ch) * 16) // 8
+                for w in range(2):
+                    v = float64(0)
+                    e = inner + w
+                    if outer < outer_n and e < inner_n:
+                        v = I.ld_global_f64(gptr + (outer * ld + e) * 8)
+                    sm[dw0 + w] = v
     else:
         @_dev
         def load_tile(sbase, gptr, mn0, k0, MN, K, ld, tid):
@@ -211,7 +225,25 @@ def _fast_loader(ROWS, CPR, swz, kmajor, NT, ESZ, BK):
         for it in range(ITERS):
             I.cp_async_cg(sbase + st[3] + it * SSTEP, p + it * st[1], 16, 16)
 
-    return setup, load_edge, load_interior
+    LD_F64_IF = _LD_F64_IF
+
+    @_dev
+    def load_sync8(sbase, gptr, st, kt, K):
+        # 8-byte elements not 16-byte aligned (float64): one predicated 8-byte load per element
+        # (branch-free; each store follows its load, so two values at most are live)
+        sm = cuda.shared.array(0, float64)
+        p = st[0] + kt * st[2]
+        krem = K - kt * BK - st[6]
+        d0 = (sbase - I.smem_addr(sm, 0) + st[3]) // 8
+        for it in range(ITERS):
+            for w in range(2):
+                if kmajor:
+                    ok = ((st[4] >> it) & 1) != 0 and w < krem
+                else:
+                    ok = w * 8 < st[5] and it * RSTEP < krem
+                sm[d0 + it * (SSTEP // 8) + w] = LD_F64_IF(p + it * st[1] + w * 8, ok)
+
+    return setup, load_edge, load_interior, load_sync8
 
 
 def stage_loader(a_geom, b_geom, NT, ESZ, BK, A_BYTES, async_copy, what):
@@ -219,19 +251,30 @@ def stage_loader(a_geom, b_geom, NT, ESZ, BK, A_BYTES, async_copy, what):
 
     ``a_geom``/``b_geom`` = (rows, 16-byte chunks per row, swizzle, swizzle period in rows,
     K-major?). Interior blocks and full k-tiles take the predicate-free loader, the rest the
-    edge loader on the same per-thread state; operands that are not 16-byte aligned (and
-    geometries where a thread's chunks do not repeat the swizzle) the general one.
+    edge loader on the same per-thread state; float64 operands that are not 16-byte aligned
+    predicated 8-byte loads on that state (the general loader spilled 108 B in the 128x128 f64
+    kernel); other operands that are not 16-byte aligned (and geometries where a thread's
+    chunks do not repeat the swizzle) the general one.
     """
-    def fast_ok(geom):
+    def fast_ok(geom):  # a thread's chunks are one column, rows a swizzle period apart
         rows, cpr, _, period, _ = geom
-        return async_copy and NT % cpr == 0 and (NT // cpr) % period == 0
+        return NT % cpr == 0 and (NT // cpr) % period == 0
 
     for rows, cpr, _, _, _ in (a_geom, b_geom):
         if (rows * cpr) % NT:
             raise ValueError(f"{what}: tile chunks do not divide among {NT} threads")
-    setup_a, load_a_edge, load_a_inner = _fast_loader(*a_geom[:3], a_geom[4], NT, ESZ, BK)
-    setup_b, load_b_edge, load_b_inner = _fast_loader(*b_geom[:3], b_geom[4], NT, ESZ, BK)
-    if fast_ok(a_geom) and fast_ok(b_geom):
+    setup_a, load_a_edge, load_a_inner, load_a_sync8 = _fast_loader(*a_geom[:3], a_geom[4], NT,
+                                                                     ESZ, BK)
+    setup_b, load_b_edge, load_b_inner, load_b_sync8 = _fast_loader(*b_geom[:3], b_geom[4], NT,
+                                                                     ESZ, BK)
+    fast = fast_ok(a_geom) and fast_ok(b_geom)
+    if fast and not async_copy and ESZ == 8:
+        @_dev
+        def load_stage(sbase, t, kfull, interior, a_base, b_base, sta, stb, m0, n0, M, N, K,
+                       lda, ldb, tid):
+            load_a_sync8(sbase, a_base, sta, t, K)
+            load_b_sync8(sbase + A_BYTES, b_base, stb, t, K)
+    elif fast and async_copy:
         @_dev
         def load_stage(sbase, t, kfull, interior, a_base, b_base, sta, stb, m0, n0, M, N, K,
                        lda, ldb, tid):
@@ -268,8 +311,44 @@ _D_STORE = {
     "f32": "I.st_global_f32_if({addr}, float32({v}), {ok})",
     "s32": "I.st_global_s32_if({addr}, int32({v}), {ok})",
 }
-_OUT_BYTES = {"f16": 2, "bf16": 2, "f32": 4, "s32": 4}
+_OUT_BYTES = {"f16": 2, "bf16": 2, "f32": 4, "s32": 4, "f64": 8}
 
+
+def _predicated_f64():
+    """``ld_global_f64_if`` / ``st_global_f64_if`` for the float64 epilogue: the shipped ones
+    once nbkernels.intrinsics has them, else declared here with the same spec as the 32-bit
+    predicated accesses (nbkernels/intrinsics/memory.py, ``_predicated``)."""
+    if hasattr(I, "ld_global_f64_if"):
+        return I.ld_global_f64_if, I.st_global_f64_if
+    import numpy as np
+
+    from ..intrinsics import sim
+
+    pred = "{ .reg .pred %nbk_p; setp.ne.u32 %nbk_p, $pred, 0; "
+
+    def ld_sim(addr, ok):
+        if not ok:
+            return np.float64(0)
+        return sim.global_bytes(int(addr), 8, "ld_global_f64_if").view(np.float64)[0]
+
+    def st_sim(addr, value, ok):
+        if ok:
+            sim.global_bytes(int(addr), 8, "st_global_f64_if").view(np.float64)[0] = value
+
+    ld = I.define("ld_global_f64_if", pred + "mov.f64 $d, 0d0000000000000000; "
+                  "@%nbk_p ld.global.f64 $d, [$addr]; }", outputs=["d:f64"],
+                  inputs=["addr:u64", "pred:u32"], memory=True, sass=["LDG"], simulate=ld_sim,
+                  doc="Load one f64 if pred is non-zero, else return 0 (the address is not read).")
+    st = I.define("st_global_f64_if", pred + "@%nbk_p st.global.f64 [$addr], $value; }",
+                  inputs=["addr:u64", "value:f64", "pred:u32"], memory=True, sass=["STG"],
+                  simulate=st_sim,
+                  doc="Store one f64 if pred is non-zero (the address is not touched otherwise).")
+    return ld, st
+
+
+_LD_F64_IF, _ST_F64_IF = _predicated_f64()
+_C_LOAD["f64"] = "LD_F64_IF({addr}, {ok})"
+_D_STORE["f64"] = "ST_F64_IF({addr}, float64({v}), {ok})"
 
 
 def _unrolled_epilogue(MF, NF, out_kind, epilogue, n_extra, pair=False):
@@ -339,7 +418,8 @@ def _unrolled_epilogue(MF, NF, out_kind, epilogue, n_extra, pair=False):
     lines = ["def store_all(acc, row0, col0, M, N, alpha, beta, c_base, d_base,",
              "              ldc_r, ldc_c, ldd_r, ldd_c, extra):",
              "    if beta != 0:", *body(True, 8, "p"), "    else:", *body(False, 8, "q")]
-    ns = {"I": I, "uint32": uint32, "float32": float32, "int32": int32}
+    ns = {"I": I, "uint32": uint32, "float32": float32, "float64": float64, "int32": int32,
+          "LD_F64_IF": _LD_F64_IF, "ST_F64_IF": _ST_F64_IF}
     if epilogue is not None:
         ns["epi"] = epilogue if hasattr(epilogue, "py_func") else _dev(epilogue)
     exec("\n".join(lines) + "\n", ns)
@@ -355,6 +435,11 @@ def build_kernel(cfg: TileConfig, kind: str, a_kmajor: bool, b_kmajor: bool, asy
                  sm75: bool = False, epilogue=None, n_extra: int = 0, pair_store: bool = False,
                  partial: bool = False):
     """The kernel for one (config, kind, layouts, loader, epilogue); see the module docstring."""
+    if kind == "f64":
+        from . import dmma_kernel
+
+        return dmma_kernel.build_kernel(cfg, a_kmajor, b_kmajor, async_copy, epilogue, n_extra,
+                                        partial)
     if kind not in _MMA:
         raise ValueError(f"tensor-core GEMM has no kind {kind!r}")
     if KSTEPS_MAX < cfg.bk_bytes // 32:

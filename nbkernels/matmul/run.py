@@ -126,8 +126,8 @@ def execute(p: "api.Plan", alpha, beta, stream=None, epilogue=None, extras=()):
     ldb = api.leading_dim(vb, "b", p.b_kmajor)
     sm75 = p.variant == "sm75"
     gm, gn = -(-p.m // p.tile.bm), -(-p.n // p.tile.bn)
-    at = types.int32 if p.kind == "s8" else types.float32
-    cast = np.int32 if p.kind == "s8" else np.float32
+    at = {"s8": types.int32, "f64": types.float64}.get(p.kind, types.float32)
+    cast = {"s8": np.int32, "f64": np.float64}.get(p.kind, np.float32)
     esz, osz = ELEMENT_BYTES[p.kind], p.result_dtype.itemsize
     bst = [_bstride(va), _bstride(vb), c3[0], d3[0]]
     if p.splits > 1:

@@ -1,0 +1,246 @@
+"""The float64 tensor-core GEMM (sm_80+): ``D = alpha * A @ B + beta * C`` on DMMA.
+
+Design (per block of ``threads`` threads computing a ``bm x bn`` tile of D):
+
+* operands are staged as in the 16-bit kernel, by its loaders (mma_kernel.stage_loader): a
+  ``stages``-deep ring of 16-byte ``cp.async`` copies, zero-filled past the edges and free of
+  predicates in interior blocks; predicated 8-byte loads where an operand is 8- but not 16-byte
+  aligned (any float64 array a framework allocates is 8-byte aligned). A stage
+  holds 16 doubles of K (``bk_bytes`` 128): rows of 16 doubles (K-major operand) or of
+  ``bm``/``bn`` doubles, one per k (M/N-major operand), so row- and column-major inputs and
+  transposed views run without a copy;
+* ``ldmatrix`` moves 16-bit elements, so fragments are read with plain 8-byte shared loads.
+  Lane (g, t) of ``mma.m8n8k4.f64`` holds A[g][t] and B[t][g]: a half-warp reads four rows
+  (K-major) or four k (M/N-major) at once. The 16-byte chunk index is XORed with
+  ``2 * (row & 3)``, which puts those four rows in four different chunk pairs of the 128-byte
+  bank window (two wavefronts per warp, the minimum for 256 bytes);
+* each warp owns a ``wm x wn`` sub-tile and issues ``(wm/8) * (wn/8)`` independent DMMAs per
+  k-step of 4 (32 for the 64x32 warp tile: 256 cycles of an SM sub-partition's DMMA pipe at
+  the H100/H200 rate, against ~30 for a shared load, so the other warp of the sub-partition
+  covers a warp's fragment loads). ``frag_db=1`` loads k-step kk+1's fragments before k-step
+  kk's DMMAs, across the stage boundary too (the wait and barrier move before a stage's last
+  k-step), for 24 more registers: an option to measure, not the default (it spilled in two of
+  the eight layout/loader combinations of the 128x128 tile);
+* the epilogue is the 16-bit kernel's (the accumulators are held in its m16n8 layout: rows g
+  and g + 8 of 16-row blocks), with predicated 8-byte loads of C and stores of D.
+
+Same arguments as the 16-bit kernel (run._mma_sig with float64 alpha and beta); every size,
+stride and the batch are run-time arguments.
+"""
+from __future__ import annotations
+
+from numba import cuda, float64, int64, uint32
+
+from .. import intrinsics as I
+from .config import TileConfig, misfit
+from .mma_kernel import (_OUT_BYTES, _dev, _unrolled_epilogue, _wait_group, block_raster,
+                         stage_loader)
+
+ESZ = 8
+KSTEP = 4  # K of one mma.m8n8k4.f64
+SWZ_PERIOD = 4  # rows after which the swizzle repeats
+
+
+@_dev
+def swizzle(row, ch):
+    """16-byte chunk ``ch`` of tile row ``row`` sits at chunk ``ch ^ 2 * (row & 3)``."""
+    return ch ^ ((row & 3) << 1)
+
+
+# --- shared -> registers: where lane (g, t)'s element of fragment f at k-step kk sits, in doubles
+# from the operand's tile start, from three per-thread values (base, x0, x1). In doubles, not
+# bytes: a byte offset shifted right by 3 hid the constant parts from ptxas, which then kept one
+# index register per load. R is the warp's first row (K-major) or element (M/N-major) in the
+# tile, a multiple of 16; ROWD the doubles per tile row.
+@_dev
+def operand_terms(kmajor, ROWD, R, g, t):
+    if kmajor:
+        # row R + 8f + g, k = 4kk + t: chunk 2kk + t/2 sits at chunk 2(kk ^ (g & 3)) + t/2
+        return (R + g) * ROWD + t, (g & 3) << 2, 0
+    # row k = 4kk + t, element R + 8f + g: chunk R/2 + 8(f >> 1) + [4(f & 1) + g/2], the
+    # bracket XORed with 2t
+    return t * ROWD + R + (g & 1), ((g >> 1) ^ (2 * t)) << 1, ((4 + (g >> 1)) ^ (2 * t)) << 1
+
+
+@_dev
+def frag_index(kmajor, ROWD, terms, f, kk):
+    base, x0, x1 = terms
+    if kmajor:
+        return base + ((kk << 2) ^ x0) + f * 8 * ROWD
+    return base + (x1 if f & 1 else x0) + kk * 4 * ROWD + (f >> 1) * 16
+
+
+def build_kernel(cfg: TileConfig, a_kmajor: bool, b_kmajor: bool, async_copy: bool,
+                 epilogue=None, n_extra: int = 0, partial: bool = False):
+    """The kernel for one (config, layouts, loader, epilogue); see the module docstring."""
+    if partial:
+        raise ValueError("the f64 kernel has no split-K partials")
+    why = misfit(cfg, "f64")
+    if why:
+        raise ValueError(f"{cfg}: {why}")
+    BM, BN, STAGES = cfg.bm, cfg.bn, cfg.stages
+    BK = cfg.bk_bytes // ESZ
+    KSTEPS = BK // KSTEP  # 4, unrolled by hand below
+    WARPS_N = cfg.warps_n
+    WM, WN = BM // cfg.warps_m, BN // cfg.warps_n
+    MF, NF = WM // 8, WN // 8  # 8-row / 8-column fragments of a warp tile
+    MP = MF // 2  # accumulators in pairs of 8-row fragments (the m16n8 epilogue's layout)
+    NT = cfg.threads
+    # Shared-memory tile geometry: rows x 16-byte chunks per row.
+    A_ROWS, A_CPR = (BM, BK // 2) if a_kmajor else (BK, BM // 2)
+    B_ROWS, B_CPR = (BN, BK // 2) if b_kmajor else (BK, BN // 2)
+    A_ROWB, B_ROWB = A_CPR * 16, B_CPR * 16
+    A_BYTES, B_BYTES = A_ROWS * A_ROWB, B_ROWS * B_ROWB
+    STAGE_BYTES = A_BYTES + B_BYTES
+    setup_a, setup_b, load_stage = stage_loader(
+        (A_ROWS, A_CPR, swizzle, SWZ_PERIOD, a_kmajor), (B_ROWS, B_CPR, swizzle, SWZ_PERIOD,
+                                                         b_kmajor),
+        NT, ESZ, BK, A_BYTES, async_copy, str(cfg))
+    wait_stages = _wait_group(STAGES - 2)
+    raster = block_raster(cfg.group_m)
+    store_all = _unrolled_epilogue(MP, NF, "f64", epilogue, n_extra)
+    OSZ = _OUT_BYTES["f64"]
+
+    A_ROWD, B_ROWD = A_ROWB // ESZ, B_ROWB // ESZ  # doubles per tile row
+    FRAG_DB = bool(cfg.frag_db)
+    NBUF = 2 if FRAG_DB else 1
+    A_DBL, STAGE_DBL = A_BYTES // ESZ, STAGE_BYTES // ESZ
+
+    @_dev
+    def load_frags(sm64, s_dbl, kk, buf, a_terms, b_terms, afrag, bfrag):
+        for f in range(MF):
+            afrag[buf, f] = sm64[s_dbl + frag_index(a_kmajor, A_ROWD, a_terms, f, kk)]
+        for n in range(NF):
+            bfrag[buf, n] = sm64[s_dbl + A_DBL + frag_index(b_kmajor, B_ROWD, b_terms, n, kk)]
+
+    @_dev
+    def mmas(buf, afrag, bfrag, acc):
+        for f in range(MF):
+            for n in range(NF):
+                h = 2 * (f & 1)
+                d = I.mma_m8n8k4_f64(afrag[buf, f], bfrag[buf, n],
+                                     (acc[f >> 1, n, h], acc[f >> 1, n, h + 1]))
+                acc[f >> 1, n, h] = d[0]
+                acc[f >> 1, n, h + 1] = d[1]
+
+    @_dev
+    def next_stage(smem, kt, ktiles, kfull, interior, a_base, b_base, sta, stb, m0, n0, M, N, K,
+                   lda, ldb, tid):
+        # into the slot of k-tile kt - 1, which every warp has read (the last barrier)
+        nt = kt + STAGES - 1
+        if nt < ktiles:
+            load_stage(smem + (nt % STAGES) * STAGE_BYTES, nt, kfull, interior, a_base, b_base,
+                       sta, stb, m0, n0, M, N, K, lda, ldb, tid)
+        if async_copy:
+            I.cp_async_commit_group()
+
+    @_dev
+    def kstep(kk, sm64, smem, s_dbl, nx_dbl, kt, ktiles, kfull, interior, a_base, b_base, sta,
+              stb, m0, n0, M, N, K, lda, ldb, tid, offs, afrag, bfrag, acc):
+        """k-step kk (a literal) of k-tile kt."""
+        a_terms, b_terms = offs
+        if not FRAG_DB:  # wait and barrier, refill a slot, then load and multiply each k-step
+            if kk == 0:
+                if async_copy:
+                    wait_stages()
+                cuda.syncthreads()
+                next_stage(smem, kt, ktiles, kfull, interior, a_base, b_base, sta, stb, m0, n0,
+                           M, N, K, lda, ldb, tid)
+            load_frags(sm64, s_dbl, kk, 0, a_terms, b_terms, afrag, bfrag)
+            mmas(0, afrag, bfrag, acc)
+            return
+        # double-buffered: the next k-step's fragments first (at the last k-step the next
+        # stage's, after the barrier of k-step KSTEPS-2), then this k-step's DMMAs
+        if kk + 1 < KSTEPS:
+            load_frags(sm64, s_dbl, kk + 1, (kk + 1) % 2, a_terms, b_terms, afrag, bfrag)
+        else:
+            load_frags(sm64, nx_dbl, 0, (kk + 1) % 2, a_terms, b_terms, afrag, bfrag)
+        if kk == 0:
+            next_stage(smem, kt, ktiles, kfull, interior, a_base, b_base, sta, stb, m0, n0, M, N,
+                       K, lda, ldb, tid)
+        mmas(kk % 2, afrag, bfrag, acc)
+        if kk == KSTEPS - 2:
+            # k-tile kt + 1 has landed (the next k-step reads it) and kt's slot can be refilled
+            if async_copy:
+                wait_stages()
+            cuda.syncthreads()
+
+    @cuda.jit
+    def kernel(A, B, C, D, M, N, K, lda, ldb, ldc_r, ldc_c, ldd_r, ldd_c,
+               sa, sb, sc, sd, alpha, beta, grid_m, grid_n, splits, kchunk, extra):
+        a_ptr = int64(I.gmem_addr(A, 0))
+        b_ptr = int64(I.gmem_addr(B, 0))
+        c_ptr = int64(I.gmem_addr(C, 0))
+        d_ptr = int64(I.gmem_addr(D, 0))
+        sm = cuda.shared.array(0, uint32)
+        sm64 = cuda.shared.array(0, float64)
+        smem = I.smem_addr(sm, 0)
+        tid = cuda.threadIdx.x
+        lane = tid % 32
+        warp = tid // 32
+        wm = warp // WARPS_N
+        wn = warp % WARPS_N
+        g = lane >> 2
+        t = lane & 3
+        bm_idx, bn_idx = raster(cuda.blockIdx.x, grid_m, grid_n)
+        m0 = bm_idx * BM
+        n0 = bn_idx * BN
+        z = cuda.blockIdx.y
+        batch = z // splits
+        k_begin = (z % splits) * kchunk
+        if splits > 1:
+            K = max(min(K - k_begin, kchunk), 0)
+        a_base = a_ptr + (batch * sa + k_begin * (1 if a_kmajor else lda)) * ESZ
+        b_base = b_ptr + (batch * sb + k_begin * (1 if b_kmajor else ldb)) * ESZ
+
+        acc = cuda.local.array((MP, NF, 4), float64)
+        for p in range(MP):
+            for n in range(NF):
+                for i in range(4):
+                    acc[p, n, i] = 0
+        afrag = cuda.local.array((NBUF, MF), float64)
+        bfrag = cuda.local.array((NBUF, NF), float64)
+        a_terms = operand_terms(a_kmajor, A_ROWD, wm * WM, g, t)
+        b_terms = operand_terms(b_kmajor, B_ROWD, wn * WN, g, t)
+        offs = (a_terms, b_terms)
+
+        ktiles = (K + BK - 1) // BK
+        kfull = K // BK
+        interior = (m0 + BM <= M) and (n0 + BN <= N)
+        sta = setup_a(a_base, m0, M, lda, tid)
+        stb = setup_b(b_base, n0, N, ldb, tid)
+        for s in range(STAGES - 1):
+            if s < ktiles:
+                load_stage(smem + s * STAGE_BYTES, s, kfull, interior, a_base, b_base, sta, stb,
+                           m0, n0, M, N, K, lda, ldb, tid)
+            if async_copy:
+                I.cp_async_commit_group()
+        if FRAG_DB:
+            if async_copy:
+                wait_stages()
+            cuda.syncthreads()
+            load_frags(sm64, 0, 0, 0, a_terms, b_terms, afrag, bfrag)
+        for kt in range(ktiles):
+            s_dbl = (kt % STAGES) * STAGE_DBL
+            nx_dbl = ((kt + 1) % STAGES) * STAGE_DBL
+            # four k-steps, unrolled by hand (numba leaves a loop, which keeps ptxas from
+            # overlapping one k-step's loads with the previous one's MMAs)
+            kstep(0, sm64, smem, s_dbl, nx_dbl, kt, ktiles, kfull, interior, a_base, b_base,
+                  sta, stb, m0, n0, M, N, K, lda, ldb, tid, offs, afrag, bfrag, acc)
+            kstep(1, sm64, smem, s_dbl, nx_dbl, kt, ktiles, kfull, interior, a_base, b_base,
+                  sta, stb, m0, n0, M, N, K, lda, ldb, tid, offs, afrag, bfrag, acc)
+            kstep(2, sm64, smem, s_dbl, nx_dbl, kt, ktiles, kfull, interior, a_base, b_base,
+                  sta, stb, m0, n0, M, N, K, lda, ldb, tid, offs, afrag, bfrag, acc)
+            kstep(3, sm64, smem, s_dbl, nx_dbl, kt, ktiles, kfull, interior, a_base, b_base,
+                  sta, stb, m0, n0, M, N, K, lda, ldb, tid, offs, afrag, bfrag, acc)
+        if async_copy:
+            I.cp_async_wait_all()
+
+        store_all(acc, m0 + wm * WM + g, n0 + wn * WN + 2 * t, M, N, alpha, beta,
+                  c_ptr + batch * sc * OSZ, d_ptr + z * sd * OSZ, ldc_r * OSZ, ldc_c * OSZ,
+                  ldd_r * OSZ, ldd_c * OSZ, extra)
+
+    kernel.nbk_smem_bytes = STAGES * STAGE_BYTES
+    kernel.nbk_launch_bounds = (NT, cfg.min_blocks) if cfg.min_blocks else None
+    kernel.nbk_threads = NT
+    return kernel
