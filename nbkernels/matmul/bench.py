@@ -1,9 +1,12 @@
 """GEMM speed against cuBLAS, in one process: ``python -m nbkernels.matmul.bench``.
 
 Times with CUDA events after warm-up (host overhead lands inside the events whenever the host
-is slower than the kernel: measure it separately, tools/overhead.py), takes medians, rotates among input sets larger than L2,
-and measures cuBLAS (torch.matmul, and cupy.matmul where it has the dtype) on the same buffers
-in the same run. FLOPs = 2*M*N*K per GEMM. Prints a table; ``--json`` saves the numbers.
+is slower than the kernel: measure it separately, tools/overhead.py), takes medians, rotates
+among input sets larger than L2, and measures cuBLAS (torch.matmul, and cupy.matmul where it
+has the dtype) once per shape on the same buffers in the same run, then every tile given
+(``--tiles``, e.g. a tile with and without ``frag_db=1``). FLOPs = 2*M*N*K per GEMM. Prints a
+line per measurement; ``--json`` saves the numbers, ``--summary`` prints saved ones as a table.
+``--prewarm N`` first compiles every configuration the run will launch, in N processes.
 """
 from __future__ import annotations
 
@@ -16,6 +19,7 @@ import numpy as np
 
 SQUARE = [128, 256, 512, 1024, 2048, 4096, 8192]
 LLM = [(16, 4096, 4096), (4096, 11008, 4096), (8192, 8192, 1024), (4096, 4096, 4096)]
+NAMES = {"bf16": "bfloat16", "f16": "float16", "f32": "float32", "s8": "int8", "f64": "float64"}
 
 
 def _time(fn, sets, reps, warmup=3):
@@ -36,109 +40,246 @@ def _time(fn, sets, reps, warmup=3):
     return statistics.median(times), times
 
 
-def _inputs(dtype, m, n, k, l2_bytes, rng):
-    import cupy
+def _dtype(dt):
     import ml_dtypes
 
-    per = (m * k + k * n) * np.dtype(dtype).itemsize
+    return np.dtype(ml_dtypes.bfloat16 if dt == "bf16" else NAMES[dt])
+
+
+def _inputs(dtype, m, n, k, l2_bytes, rng):
+    import cupy
+
+    per = (m * k + k * n) * dtype.itemsize
     count = max(2, min(8, -(-3 * l2_bytes // max(per, 1))))
     sets = []
     for _ in range(count):
-        if np.dtype(dtype) == np.int8:
+        if dtype == np.int8:
             a = cupy.asarray(rng.integers(-64, 64, (m, k)).astype(np.int8))
             b = cupy.asarray(rng.integers(-64, 64, (k, n)).astype(np.int8))
         else:
             a = cupy.asarray(rng.standard_normal((m, k), np.float32).astype(dtype))
             b = cupy.asarray(rng.standard_normal((k, n), np.float32).astype(dtype))
         sets.append((a, b))
-    return sets, ml_dtypes
+    return sets
 
 
-def run(dtypes, shapes, variant=None, precision=None, reps=30, tile=None):
+def _as_f64(x, bf16):
+    """A float64 copy on the GPU (CuPy has no bf16 arithmetic: bf16 is widened from its bits)."""
     import cupy
-    import ml_dtypes
+
+    if bf16:
+        return (x.view(cupy.uint16).astype(cupy.uint32) << 16).view(cupy.float32) \
+            .astype(cupy.float64)
+    return x.astype(cupy.float64)
+
+
+def _compact(plan):
+    """'128x128x64B 2x2w 4st' from explain()'s tile line."""
+    import re
+
+    m = re.search(r"tile: (\d+x\d+x\d+B) tile, (\d+x\d+) warps, (\d+) stages", plan)
+    return f"{m.group(1)} {m.group(2)}w {m.group(3)}st" if m else ""
+
+
+def _torch_sets(sets, bf16):
+    import cupy
+    import torch
+
+    if bf16:
+        return [(torch.from_dlpack(a.view(cupy.int16)).view(torch.bfloat16),
+                 torch.from_dlpack(b.view(cupy.int16)).view(torch.bfloat16)) for a, b in sets]
+    return [(torch.from_dlpack(a), torch.from_dlpack(b)) for a, b in sets]
+
+
+def _kwargs(dt, variant, precision, tile):
+    kw = {"variant": variant, "tile": tile}
+    if dt == "f32":
+        kw["precision"] = precision
+    return kw
+
+
+def run(dtypes, shapes, variant=None, precision=None, reps=30, tiles=(None,)):
+    """Rows of {dtype, m, n, k, tile, nbk/torch/cupy seconds, TFLOPS, ratio, relerr}."""
+    import cupy
     import torch
 
     import nbkernels
 
     rng = np.random.default_rng()
-    dev = cupy.cuda.Device()
-    l2 = dev.attributes["L2CacheSize"]
-    names = {"bf16": ml_dtypes.bfloat16, "f16": np.float16, "f32": np.float32, "s8": np.int8,
-             "f64": np.float64}
+    l2 = cupy.cuda.Device().attributes["L2CacheSize"]
     rows = []
     for dt in dtypes:
-        dtype = np.dtype(names[dt])
+        dtype = _dtype(dt)
+        bf16 = dt == "bf16"
         for m, n, k in shapes:
-            sets, _ = _inputs(dtype, m, n, k, l2, rng)
+            sets = _inputs(dtype, m, n, k, l2, rng)
             rdt = np.int32 if dtype == np.int8 else dtype
             out = cupy.empty((m, n), rdt)
-            kw = {"variant": variant, "tile": tile}
-            if dt == "f32":
-                kw["precision"] = precision
-            t_nbk, _ = _time(lambda a, b: nbkernels.gemm(a, b, out=out, **kw), sets, reps)
-            # correctness of the timed configuration, against float64 on the GPU
             a, b = sets[0]
-            nbkernels.gemm(a, b, out=out, **kw)
-            ref = cupy.asnumpy(a.astype(cupy.float64) @ b.astype(cupy.float64)) if dt != "bf16" \
-                else cupy.asnumpy(a.view(cupy.uint16).astype(cupy.uint32) << 16).view(np.float32).astype(np.float64) @ \
-                cupy.asnumpy(b.view(cupy.uint16).astype(cupy.uint32) << 16).view(np.float32).astype(np.float64)
-            got = cupy.asnumpy(out.view(cupy.uint16).astype(cupy.uint32) << 16).view(np.float32) \
-                if dt == "bf16" else cupy.asnumpy(out)
-            err = float(np.linalg.norm(got.astype(np.float64) - ref) / max(np.linalg.norm(ref), 1e-30))
-            tsets = [(torch.from_dlpack(a), torch.from_dlpack(b)) for a, b in sets] \
-                if dt != "bf16" else [(torch.from_dlpack(a.view(cupy.int16)).view(torch.bfloat16),
-                                       torch.from_dlpack(b.view(cupy.int16)).view(torch.bfloat16))
-                                      for a, b in sets]
-            t_torch = float("nan")
+            ref = _as_f64(a, bf16) @ _as_f64(b, bf16)  # float64 reference (cuBLAS DGEMM)
+            ref_norm = max(float(cupy.linalg.norm(ref)), 1e-30)
+            t_torch = t_cupy = float("nan")
             if dt != "s8":
                 if dt == "f32":
                     torch.backends.cuda.matmul.allow_tf32 = precision == "tf32"
-                t_torch, _ = _time(lambda a, b: torch.matmul(a, b), tsets, reps)
-            t_cupy = float("nan")
+                t_torch, _ = _time(lambda x, y: torch.matmul(x, y), _torch_sets(sets, bf16), reps)
             if dt in ("f16", "f32", "f64", "s8"):
                 try:
-                    t_cupy, _ = _time(lambda a, b: cupy.matmul(a, b), sets, reps)
+                    t_cupy, _ = _time(lambda x, y: cupy.matmul(x, y), sets, reps)
                 except Exception:
                     pass
-            fl = 2.0 * m * n * k
             best = np.nanmin([t_torch, t_cupy]) if not (np.isnan(t_torch) and np.isnan(t_cupy)) \
                 else float("nan")
-            rows.append({"dtype": dt, "m": m, "n": n, "k": k, "nbk_s": t_nbk,
-                         "torch_s": t_torch, "cupy_s": t_cupy, "nbk_tflops": fl / t_nbk / 1e12,
-                         "cublas_tflops": fl / best / 1e12, "ratio": best / t_nbk,
-                         "relerr": err, "variant": variant or "auto",
-                         "tile": str(tile) if tile else "heuristic"})
-            r = rows[-1]
-            print(f"{r['tile'][:38]:38s} {dt:5s} {m:6d}x{n:6d}x{k:6d}  nbk {r['nbk_tflops']:7.1f}  cuBLAS "
-                  f"{r['cublas_tflops']:7.1f} TFLOPS  ratio {r['ratio']:.3f}  relerr {err:.1e}",
-                  flush=True)
+            fl = 2.0 * m * n * k
+            for tile in tiles:
+                kw = _kwargs(dt, variant, precision, tile)
+                t_nbk, _ = _time(lambda x, y: nbkernels.gemm(x, y, out=out, **kw), sets, reps)
+                # correctness of the timed configuration, against float64
+                nbkernels.gemm(a, b, out=out, **kw)
+                err = float(cupy.linalg.norm(_as_f64(out, bf16) - ref)) / ref_norm
+                plan = nbkernels.explain(a, b, out=out, **kw)
+                rows.append({"dtype": dt, "m": m, "n": n, "k": k, "nbk_s": t_nbk,
+                             "torch_s": t_torch, "cupy_s": t_cupy, "nbk_tflops": fl / t_nbk / 1e12,
+                             "cublas_tflops": fl / best / 1e12, "ratio": best / t_nbk,
+                             "relerr": err, "variant": plan.split("variant: ")[1].split()[0],
+                             "precision": precision if dt == "f32" else None,
+                             "tile": str(tile) if tile else "heuristic",
+                             "plan_tile": _compact(plan)})
+                r = rows[-1]
+                print(f"{r['tile'][:44]:44s} {dt:5s} {m:6d}x{n:6d}x{k:6d}  nbk "
+                      f"{r['nbk_tflops']:7.1f}  cuBLAS {r['cublas_tflops']:7.1f} TFLOPS  ratio "
+                      f"{r['ratio']:.3f}  relerr {err:.1e}", flush=True)
+            del sets, ref
+            cupy.get_default_memory_pool().free_all_blocks()
     return rows
 
 
+def _warm_one(job):
+    """One call of one configuration on uninitialized inputs: compiles (or finds on disk) exactly
+    the kernels the timed run launches."""
+    import cupy
+
+    import nbkernels
+
+    dt, (m, n, k), variant, precision, fields = job
+    dtype = _dtype(dt)
+    a, b = cupy.empty((m, k), dtype), cupy.empty((k, n), dtype)
+    out = cupy.empty((m, n), np.int32 if dtype == np.int8 else dtype)
+    nbkernels.gemm(a, b, out=out, **_kwargs(dt, variant, precision, _tile(fields)))
+    cupy.cuda.get_current_stream().synchronize()
+    return job
+
+
+def prewarm(dtypes, shapes, variant, precision, tiles, procs):
+    """Compile every configuration the run launches, one process per distinct plan."""
+    import multiprocessing as mp
+
+    import cupy
+
+    import nbkernels
+
+    jobs, seen = [], set()
+    for dt in dtypes:
+        for m, n, k in shapes:
+            a = cupy.empty((m, k), _dtype(dt))
+            b = cupy.empty((k, n), _dtype(dt))
+            for t in tiles:
+                # the same plan (variant, layouts, loader, tile, split-K) is the same kernels
+                plan = nbkernels.explain(a, b, **_kwargs(dt, variant, precision, t))
+                if plan.split("\n", 1)[1] not in seen:
+                    seen.add(plan.split("\n", 1)[1])
+                    jobs.append((dt, (m, n, k), variant, precision, _fields(t)))
+            del a, b
+    with mp.get_context("spawn").Pool(min(procs, len(jobs))) as pool:
+        for _ in pool.imap_unordered(_warm_one, jobs):
+            pass
+    return len(jobs)
+
+
+def _fields(tile):
+    import dataclasses
+
+    return None if tile is None else dataclasses.asdict(tile)
+
+
+def _tile(fields):
+    from .config import TileConfig
+
+    return None if fields is None else TileConfig(**fields)
+
+
+def parse_tiles(text):
+    """``"default;128,128,64,2,2,4,frag_db=1"`` -> [None, TileConfig(..., frag_db=1)]."""
+    from .config import TileConfig
+
+    if not text:
+        return [None]
+    tiles = []
+    for spec in text.split(";"):
+        if spec.strip() in ("default", "heuristic", ""):
+            tiles.append(None)
+            continue
+        parts = [p.strip() for p in spec.split(",")]
+        args = [int(p) for p in parts if "=" not in p]
+        kw = {p.split("=")[0]: int(p.split("=")[1]) for p in parts if "=" in p}
+        tiles.append(TileConfig(*args, **kw))
+    return tiles
+
+
+def summary(rows):
+    """One line per (dtype, shape): cuBLAS, then each configuration's TFLOPS and ratio."""
+    lines = []
+    groups = {}
+    for r in rows:
+        key = (r["dtype"] + (f"/{r['precision']}" if r.get("precision") else ""),
+               f"{r['m']}x{r['n']}x{r['k']}")
+        groups.setdefault(key, []).append(r)
+    for (dt, shape), rs in groups.items():
+        cells = [f"{dt:9s} {shape:>15s}  cuBLAS {rs[0]['cublas_tflops']:6.1f}"]
+        for r in rs:
+            label = r["plan_tile"] + (" db" if "double-buffered" in r["tile"] else "")
+            cells.append(f"| {r['variant']} {label}: {r['nbk_tflops']:6.1f} ({r['ratio']:.2f}x)"
+                         + ("" if r["relerr"] < 1e-2 else f" ERR {r['relerr']:.1e}"))
+        lines.append("  ".join(cells))
+    return "\n".join(lines)
+
+
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--dtypes", default="bf16,f16")
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--dtypes", default="bf16,f16", help="bf16,f16,f32,s8,f64")
     ap.add_argument("--sizes", default="4096,8192", help="square sizes, or 'sweep' or 'llm'")
     ap.add_argument("--variant")
     ap.add_argument("--precision")
     ap.add_argument("--reps", type=int, default=30)
-    ap.add_argument("--tiles", help="';'-separated TileConfig fields, e.g. '128,128,64,2,2,4'")
+    ap.add_argument("--tiles", help="';'-separated tiles: 'default' (the heuristic's) or "
+                    "TileConfig fields, e.g. 'default;128,128,64,2,2,4,frag_db=1'")
+    ap.add_argument("--prewarm", type=int, default=0, metavar="N",
+                    help="first compile every configuration in N processes")
+    ap.add_argument("--prewarm-only", action="store_true", help="compile, then stop")
     ap.add_argument("--json")
+    ap.add_argument("--summary", nargs="+", metavar="JSON", help="print saved rows as a table")
     args = ap.parse_args(argv)
+    if args.summary:
+        rows = []
+        for path in args.summary:
+            with open(path) as f:
+                rows += json.load(f)
+        print(summary(rows))
+        return 0
     if args.sizes == "sweep":
         shapes = [(s, s, s) for s in SQUARE] + LLM
     elif args.sizes == "llm":
         shapes = LLM
     else:
         shapes = [(int(s), int(s), int(s)) for s in args.sizes.split(",")]
-    from .config import TileConfig
-
-    tiles = [TileConfig(*map(int, t.split(","))) for t in args.tiles.split(";")] \
-        if args.tiles else [None]
-    rows = []
-    for tile in tiles:
-        rows += run(args.dtypes.split(","), shapes, args.variant, args.precision, args.reps, tile)
+    dtypes = args.dtypes.split(",")
+    tiles = parse_tiles(args.tiles)
+    if args.prewarm or args.prewarm_only:
+        n = prewarm(dtypes, shapes, args.variant, args.precision, tiles, args.prewarm or 8)
+        print(f"prewarmed {n} configurations", flush=True)
+        if args.prewarm_only:
+            return 0
+    rows = run(dtypes, shapes, args.variant, args.precision, args.reps, tiles)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=1)
