@@ -303,7 +303,8 @@ class Call:
         known after its first launch: that call is not recorded for replay, so the next one
         is planned with them."""
         block = cfg.threads * cfg.rows_per_block
-        mode = os.environ.get("NBKERNELS_ROWS_LOOP") or None
+        mode = os.environ.get("NBKERNELS_ROWS_LOOP") or \
+            getattr(kernel, "nbk_loop_default", None)  # measured per kernel (perf-notes r5)
         if mode not in (None, "0", "1", "2"):
             raise NbkernelsError(f"NBKERNELS_ROWS_LOOP: expected 0 (a block per row), 1 or 2 "
                                  f"(blocks looping over rows with that many buffers), got "

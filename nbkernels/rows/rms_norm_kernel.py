@@ -151,6 +151,9 @@ def build(kind: str, wkind: str, sm80: bool, resid: bool):
     # (layer_norm f32 on sm_90a 16 B, swiglu f32 on sm_80 12 B); how many blocks share
     # an SM is chosen per launch from the real count (host.Call.loop_launch)
     rms_norm_kernel.nbk_launch_bounds = (MAX_THREADS, 1)
+    # H200 run 6 (perf-notes r5): a block per row beat the row loop for f32 (84/92 vs 75/83%
+    # of copy) and with a residual (82-92 vs 74-87%); the loop won for 16-bit rows alone.
+    rms_norm_kernel.nbk_loop_default = "0" if (resid or kind == "f32") else None
     rms_norm_kernel.nbk_row_bytes = ROW * 4  # staged per thread per buffer
     rms_norm_kernel.nbk_vec_bytes = WNW * 4  # the weight, staged once per thread (phase 0)
     return rms_norm_kernel
