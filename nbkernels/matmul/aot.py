@@ -50,6 +50,14 @@ def _mma(kind: str, sm75: bool, partial: bool, arch: Arch, tile=None):
     return k.py_func, run._mma_sig(acc, types.Tuple(())), k.nbk_launch_bounds, k.nbk_smem_bytes
 
 
+def _wgmma(kind: str, a_kmajor: bool, b_kmajor: bool, arch: Arch):
+    from . import run, wgmma_config, wgmma_kernel
+
+    cfg = wgmma_config.DEFAULT
+    k = wgmma_kernel.build_kernel(cfg, kind, a_kmajor, b_kmajor, None, 0, True)
+    return k.py_func, run._wgmma_sig(types.Tuple(())), k.nbk_launch_bounds, k.nbk_smem_bytes
+
+
 def _frag_db(kind: str, arch: Arch):
     """The default tile with its fragments double-buffered (TileConfig.frag_db)."""
     return _mma(kind, False, False, arch, dataclasses.replace(default_tile(kind, arch), frag_db=1))
@@ -114,6 +122,11 @@ def aot_variants(arch: Arch):
                            functools.partial(_frag_db, kind), "HMMA"))
     out.append(Variant("gemm/sm80/tf32/256x128", "sm_80",
                        functools.partial(_mma, "tf32", False, False, tile=TF32_CANDIDATE), "HMMA"))
+    # Hopper: row-major a with row-major b (N-major) and with a transposed weight (K-major)
+    for kind in ("bf16", "f16"):
+        for bk, tag in ((False, "nn"), (True, "nt")):
+            out.append(Variant(f"gemm/sm90a/{kind}/{tag}", "sm_90a",
+                               functools.partial(_wgmma, kind, True, bk), "HGMMA"))
     return out
 
 
@@ -153,6 +166,8 @@ CASES = {
     "sm75": {"f16": ("main", "odd", "batched", "split-k")},
     "simt": {"f32": ("main", "odd"), "f64": ("main", "batched")},
     "dmma": {"f64": ("main", "odd", "batched", "misaligned")},
+    # TMA needs 16-byte leading dimensions: shapes of that kind (others fall back to sm80)
+    "sm90a": {"bf16": ("main", "batched"), "f16": ("main", "batched")},
 }
 
 
@@ -204,9 +219,14 @@ class GemmCase:
 def cases(target: Arch):
     """The case table for a target arch: its own variant's kinds, the SIMT kinds, f64 DMMA."""
     tensor = api.VARIANT_BY_MAJOR.get(target.major, "sm80")
+    if tensor == "sm90a" and target.suffix != "a":
+        tensor = "sm80"  # plain sm_90 code has no wgmma: the sm_80-class variant runs
     out = []
-    for variant in (tensor, "simt"):
+    variants = (tensor, "sm80", "simt") if tensor == "sm90a" else (tensor, "simt")
+    for variant in variants:
         for kind, shapes in CASES[variant].items():
+            if variant == "sm80" and tensor == "sm90a" and kind in CASES["sm90a"]:
+                continue
             out += [GemmCase(target, variant, kind, s) for s in shapes]
     if target.base >= (8, 0):  # f64 on tensor cores
         out += [GemmCase(target, "dmma", "f64", s) for s in CASES["dmma"]["f64"]]

@@ -18,17 +18,18 @@ from ..arch import Arch, device_arch
 from ..errors import NbkernelsError
 from ..smem import device_limits
 from . import config as cfgmod
-from . import mma_kernel, simt_kernel
+from . import mma_kernel, simt_kernel, wgmma_config, wgmma_kernel
 
 SUPPORTED = ("float16", "bfloat16", "float32", "float64", "int8")
 PRECISIONS = ("tf32", "3xtf32", "fp32")
 RESULT_DTYPE = {"float16": "float16", "bfloat16": "bfloat16", "float32": "float32",
                 "float64": "float64", "int8": "int32"}
 
-#: Variant per compute-capability major (quack-style table). Every entry works: the Hopper
-#: (sm_90a) variant is a later issue, so major 9 runs the sm_80-class variant meanwhile.
-VARIANT_BY_MAJOR = {7: "sm75", 8: "sm80", 9: "sm80", 10: "sm80", 12: "sm80"}
-VARIANTS = ("sm80", "sm75", "simt", "dmma")
+#: Variant per compute-capability major (quack-style table). Every entry works. The sm90a
+#: kernel runs on compute capability 9.0 only (arch-specific code) and for the kinds in
+#: wgmma_kernel.SUPPORTED_KINDS; other kinds and other 9.x GPUs run the sm_80-class variant.
+VARIANT_BY_MAJOR = {7: "sm75", 8: "sm80", 9: "sm90a", 10: "sm80", 12: "sm80"}
+VARIANTS = ("sm90a", "sm80", "sm75", "simt", "dmma")
 
 
 def _dtype_name(dt: np.dtype) -> str:
@@ -67,7 +68,9 @@ class Plan:
         if self.variant != "simt":
             lines.append(f"  layouts: a {'K' if self.a_kmajor else 'M'}-major, "
                          f"b {'K' if self.b_kmajor else 'N'}-major")
-            lines.append(f"  loader: {'cp.async 16 B' if self.aligned else 'ordinary loads'}")
+            lines.append("  loader: " + ("TMA boxes (128-byte swizzle) on mbarriers"
+                                         if self.variant == "sm90a" else
+                                         "cp.async 16 B" if self.aligned else "ordinary loads"))
             if self.tile:
                 lines.append(f"  tile: {self.tile}, "
                              f"{self.tile.smem_bytes(self.kind)} B shared memory")
@@ -133,7 +136,16 @@ def _select_variant(kind, arch, forced):
     base = VARIANT_BY_MAJOR.get(arch.major, "sm80") if arch else "sm80"
     if arch is not None and arch.base < (7, 5):
         raise NbkernelsError(f"gemm: {kind} needs tensor cores (sm_75+); this GPU is {arch}")
+    if base == "sm90a" and (arch.base != (9, 0) or kind not in wgmma_kernel.SUPPORTED_KINDS):
+        base = "sm80"
     variant = forced or base
+    if variant == "sm90a":
+        if kind not in wgmma_kernel.SUPPORTED_KINDS:
+            raise NbkernelsError(f"gemm: the sm90a variant computes {wgmma_kernel.SUPPORTED_KINDS}"
+                                 f", not {kind}")
+        if arch is not None and arch.base != (9, 0):
+            raise NbkernelsError(f"gemm: variant sm90a needs compute capability 9.0 (wgmma, "
+                                 f"TMA); this GPU is {arch}")
     if variant == "simt":
         raise NbkernelsError(f"gemm: the simt variant computes float32/float64 only, not {kind}")
     if variant == "dmma":
@@ -251,6 +263,10 @@ def plan(a, b, c=None, *, alpha=1, beta=0, out=None, precision=None, variant=Non
         p.aligned = False
         p.reasons.append("sm_75 has no cp.async: ordinary loads")
     sms, max_smem = device_limits()
+    if var == "sm90a":
+        if _plan_sm90a(p, tile, variant or os.environ.get("NBKERNELS_VARIANT"), sms, max_smem):
+            return p
+        var = p.variant  # fell back to the sm_80-class variant, for the reason recorded
     tile = tile or _env_tile()
     if tile is not None:
         if not isinstance(tile, cfgmod.TileConfig):
@@ -273,6 +289,37 @@ def plan(a, b, c=None, *, alpha=1, beta=0, out=None, precision=None, variant=Non
         p.reasons.append(f"tile from the heuristic for {sms} SMs and {max_smem} B shared memory")
     _split_k(p, sms)
     return p
+
+
+def _plan_sm90a(p, tile, forced, sms, max_smem) -> bool:
+    """Tile and checks of the Hopper kernel; False (with the reason) where the sm_80-class
+    variant must run the call instead. A forced sm90a that cannot run raises."""
+    if tile is not None and not isinstance(tile, wgmma_config.WgmmaConfig):
+        tile = None  # a TileConfig (NBKERNELS_TILE) is for the sm_80-class kernel
+    cfg = tile or wgmma_config.choose(p.m, p.n, p.batch, sms, max_smem)
+    copied = dict(p.copies)
+    why = wgmma_kernel.tma_blocker(None if "a" in copied else p.a, None if "b" in copied else p.b,
+                                   p.a_kmajor, p.b_kmajor, cfg, p.k)
+    tiles = -(-p.m // cfg.bm) * -(-p.n // cfg.bn) * p.batch
+    if why is None and not forced and tiles < sms // 2 and \
+            p.k >= 2 * MIN_KTILES_PER_SPLIT * wgmma_config.BK:
+        why = (f"{tiles} output tiles for {sms} SMs: the sm80-class variant splits K "
+               "(the sm90a kernel has no split-K)")
+    if why is not None:
+        if forced == "sm90a":
+            raise NbkernelsError(f"gemm: variant sm90a cannot run this call: {why}")
+        p.variant = "sm80"
+        p.reasons.append(f"sm90a not used: {why}")
+        return False
+    if cfg.smem_bytes() > max_smem:
+        raise NbkernelsError(f"gemm: sm90a tile {cfg} needs {cfg.smem_bytes()} B of shared "
+                             f"memory; this device allows {max_smem}")
+    p.tile = cfg
+    p.aligned = True
+    p.reasons.append("TMA loads (any M, N, K; edges zero-filled), wgmma from shared memory"
+                     + (", tile given by the caller" if tile else
+                        f", tile for {sms} SMs ({tiles} tiles)"))
+    return True
 
 
 #: Split-K only pays when the M x N tiles leave most SMs idle and each slice keeps enough
@@ -369,6 +416,11 @@ def explain(a, b, c=None, **kwargs) -> str:
 def _mma(tile, kind, a_km, b_km, aligned, sm75, epilogue, n_extra, pair, partial=False):
     return mma_kernel.build_kernel(tile, kind, a_km, b_km, aligned, sm75, epilogue, n_extra, pair,
                                    partial)
+
+
+@functools.lru_cache(maxsize=None)
+def _wgmma(cfg, kind, a_km, b_km, epilogue, n_extra, pair):
+    return wgmma_kernel.build_kernel(cfg, kind, a_km, b_km, epilogue, n_extra, pair)
 
 
 @functools.lru_cache(maxsize=None)

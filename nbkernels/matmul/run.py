@@ -138,6 +138,10 @@ def execute(p: "api.Plan", alpha, beta, stream=None, epilogue=None, extras=()):
     d_ptr = vd.ptr if not vd.host else vd.obj.__array_interface__["data"][0]
     pair = (p.result_dtype.itemsize == 2 and d3[2] == 1 and d_ptr % 4 == 0
             and (d3[1] * 2) % 4 == 0 and (d3[0] * 2) % 4 == 0)
+    if p.variant == "sm90a":
+        _sm90a(p, va, vb, C, D, c3, d3, alpha, beta_eff, ext, ext_types, epilogue, epi_key,
+               handle, pair)
+        return result
     kern = api._mma(p.tile, p.kind, p.a_kmajor, p.b_kmajor, p.aligned, sm75, epilogue, len(ext),
                     pair)
     scal = [p.m, p.n, p.k, lda, ldb, c3[1], c3[2], d3[1], d3[2]]
@@ -149,6 +153,54 @@ def execute(p: "api.Plan", alpha, beta, stream=None, epilogue=None, extras=()):
                     ("mma", p.tile.key, p.kind, p.a_kmajor, p.b_kmajor, p.aligned, sm75, pair,
                      epi_key), p.arch)
     return result
+
+
+def _sm90a(p, va, vb, C, D, c3, d3, alpha, beta, ext, ext_types, epilogue, epi_key, handle,
+           pair):
+    """The Hopper kernel: tensor maps of a and b, one persistent launch over all tiles."""
+    from ..smem import device_limits
+    from . import wgmma_kernel as wk
+
+    cfg = p.tile
+    kern = api._wgmma(cfg, p.kind, p.a_kmajor, p.b_kmajor, epilogue, len(ext), pair)
+    maps = wk.tensor_maps(va, vb, p.a_kmajor, p.b_kmajor, cfg)  # checks them, in the simulator too
+    if runner.simulated():
+        TM = np.stack([m.bytes for m in maps])
+    else:
+        cache = wk.MapCache(tuple((m.dtype, m.shape, m.strides, m.box) for m in maps))
+        TM = arrays.as_view(cache.device_array(va.ptr, vb.ptr), "tensor maps")
+        _LAST.maps = cache  # the repeat-call path asks it for the maps of other arrays
+    tiles_m, tiles_n = -(-p.m // cfg.bm), -(-p.n // cfg.bn)
+    ntiles = tiles_m * tiles_n * p.batch
+    sms = 1 if runner.simulated() else device_limits()[0]
+    grid = min(ntiles, sms * wk.BLOCKS_PER_SM)
+    args = [TM, C, D] + [np.int64(x) for x in (p.m, p.n, p.k, c3[1], c3[2], d3[1], d3[2], c3[0],
+                                               d3[0])]
+    args += [np.float32(alpha), np.float32(beta), np.int32(tiles_m), np.int32(tiles_n),
+             np.int32(p.batch), np.int32(_bstride(va) != 0 or (va.ndim == 3 and p.batch == 1)),
+             np.int32(_bstride(vb) != 0 or (vb.ndim == 3 and p.batch == 1)), ext]
+    _launch(kern, _wgmma_sig(ext_types), (grid, 1, 1), cfg.threads, kern.nbk_smem_bytes, handle,
+            args, ("wgmma", cfg.key, p.kind, p.a_kmajor, p.b_kmajor, pair, epi_key), wk.SM90A)
+
+
+def prebuild_sm90a(cfg, kind, a_kmajor, b_kmajor, pair):
+    """Compile (or find on disk) the cubin a call with this configuration would launch, without
+    launching it: lets a script build many configurations in parallel processes first."""
+    from .. import launch
+    from . import wgmma_kernel as wk
+
+    kern = api._wgmma(cfg, kind, a_kmajor, b_kmajor, None, 0, pair)
+    sig = _wgmma_sig(types.Tuple(()))
+    parts = ("wgmma", cfg.key, kind, a_kmajor, b_kmajor, pair, None, str(sig))
+    key = launch.cache_key(kern.py_func.__qualname__.split(".")[0], parts, wk.SM90A)
+    launch.build(kern.py_func, sig, wk.SM90A, key, kern.nbk_launch_bounds)
+
+
+def _wgmma_sig(ext_types):
+    """Tensor maps (uint8[2, 128]), C, D (bytes), 9 int64 sizes/strides, alpha, beta, tiles
+    m/n, batch, a/b batched."""
+    return (types.Array(types.uint8, 2, "C"),) + (types.Array(types.uint8, 1, "C"),) * 2 + \
+        (types.int64,) * 9 + (types.float32,) * 2 + (types.int32,) * 5 + (ext_types,)
 
 
 # Kernel signatures, as execute and _split_k pass the arguments (nbkernels compile builds the
