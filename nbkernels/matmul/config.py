@@ -83,12 +83,16 @@ HEURISTIC_ORDER = (CANDIDATES[0], CANDIDATES[4], CANDIDATES[5])
 # tf32 fragments are twice as wide: 64x64 warp tiles (2x2 warps) spill 24 B/thread on sm_80 and
 # sm_90a with ptxas 13.4 (found by `nbkernels compile`); 2x4 warps of 64x32 do not.
 # f64 (dmma_kernel): 16 doubles of K per stage (bk_bytes 128); a 64x32 warp tile holds 64 f64
-# accumulators (128 registers). Not measured yet. 128x128 with 8 warps (one block per SM)
+# accumulators (128 registers). H200 run 7: 25-26.5 TFLOPS at 2048^3-8192^3 (0.42x cuBLAS;
+# perf-notes d1). 128x128 with 8 warps (one block per SM)
 # reads 16 flop/B from L2: 60 TFLOPS on an H200 take ~3.7 TB/s of it; 128x64 with 4 warps
 # fits two blocks per SM.
 F64_TILES = (TileConfig(128, 128, 128, 2, 4, 3), TileConfig(128, 64, 128, 2, 2, 3),
              TileConfig(64, 64, 128, 2, 2, 3))
-ORDER_BY_KIND = {"tf32": (CANDIDATES[3],) + HEURISTIC_ORDER[1:], "f64": F64_TILES}
+# tf32: 256x128 with 4x2 warps of 64x64 (240 registers on sm_80/86, 238 on sm_90a, no spills)
+# first: H200 run 7 (perf-notes), 107.6 / 128.6 TFLOPS at 4096^3 / 8192^3 against 87.4 / 101.8
+# for 128x128 with 2x4 warps of 64x32, which stays next for fewer blocks.
+ORDER_BY_KIND = {"tf32": (CANDIDATES[2], CANDIDATES[3]) + HEURISTIC_ORDER[1:], "f64": F64_TILES}
 # 3xtf32 keeps two fragments per operand: one tile for every shape, 64x32 warp tiles.
 FIXED_TILES = {"3xtf32": TileConfig(128, 128, 64, 2, 4, 3)}
 
