@@ -59,3 +59,17 @@ def relerr(got, want):
     where = (f"worst at {tuple(int(i) for i in worst)}: expected {want[worst]!r}, got {g[worst]!r}"
              if want.size else "")
     return num / den, where
+
+
+def device_like(x):
+    """A CuPy array holding NumPy array ``x`` with the same element strides (and offset into
+    its base buffer), so that column-major, strided and transposed layouts reach the GPU as
+    they are."""
+    import cupy
+
+    base = x
+    while isinstance(base.base, np.ndarray):
+        base = base.base
+    dbase = cupy.asarray(base)
+    off = x.__array_interface__["data"][0] - base.__array_interface__["data"][0]
+    return cupy.ndarray(x.shape, x.dtype, dbase.data + off, x.strides)

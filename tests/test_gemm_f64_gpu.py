@@ -8,23 +8,13 @@ import pytest
 import nbkernels
 from nbkernels.matmul import config as cfgmod
 
-from .gemm_cases import make, reference, relerr
+from .gemm_cases import make, reference, relerr, device_like
 
 pytestmark = [pytest.mark.gpu, pytest.mark.min_cc(8, 0)]
 cupy = pytest.importorskip("cupy")
 
 TOL = 1e-12  # relative Frobenius error: DMMA rounds each product-sum like an FMA chain
 SIZES = [0, 1, 2, 3, 7, 8, 15, 16, 17, 31, 33, 63, 64, 65, 97, 127, 128, 129, 191, 256, 257, 300]
-
-
-def _device_like(x):
-    """A CuPy array with the same element strides as the NumPy array x."""
-    base = x
-    while isinstance(base.base, np.ndarray):
-        base = base.base
-    dbase = cupy.asarray(base)
-    off = x.__array_interface__["data"][0] - base.__array_interface__["data"][0]
-    return cupy.ndarray(x.shape, x.dtype, dbase.data + off, x.strides)
 
 
 def _case(seed):
@@ -45,8 +35,8 @@ def test_random_f64_sweep(seed):
     shape = np.broadcast_shapes(sa[:-2], sb[:-2]) + (m, n)
     c = rng.standard_normal(shape) if use_c else None
     beta = -0.5 if use_c else 0
-    da = _device_like(a) if lay[0] in "cst" else cupy.asarray(a)
-    db = _device_like(b) if lay[1] in "cst" else cupy.asarray(b)
+    da = device_like(a) if lay[0] in "cst" else cupy.asarray(a)
+    db = device_like(b) if lay[1] in "cst" else cupy.asarray(b)
     out = cupy.full(shape, np.nan)
     plan = nbkernels.explain(da, db, None if c is None else cupy.asarray(c), alpha=1.5,
                              beta=beta, out=out)
@@ -68,8 +58,8 @@ def test_each_f64_tile_at_a_size_with_edges(tile, lay):
     a, b = make(rng, "float64", (1000, 700), lay[0]), make(rng, "float64", (700, 1100), lay[1])
     c = rng.standard_normal((1000, 1100))
     out = cupy.full((1000, 1100), np.nan)
-    da = _device_like(a) if lay[0] == "c" else cupy.asarray(a)
-    db = _device_like(b) if lay[1] == "c" else cupy.asarray(b)
+    da = device_like(a) if lay[0] == "c" else cupy.asarray(a)
+    db = device_like(b) if lay[1] == "c" else cupy.asarray(b)
     nbkernels.gemm(da, db, cupy.asarray(c), alpha=0.5, beta=2.0, out=out, tile=tile)
     err, where = relerr(cupy.asnumpy(out), reference(a, b, c, 0.5, 2.0))
     assert err <= TOL, f"{tile} {lay}: {err:.3g}; {where}"

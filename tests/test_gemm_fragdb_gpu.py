@@ -7,7 +7,7 @@ import pytest
 import nbkernels
 from nbkernels.matmul import TileConfig
 
-from .gemm_cases import TOLERANCES, make, reference, relerr
+from .gemm_cases import TOLERANCES, make, reference, relerr, device_like
 
 pytestmark = [pytest.mark.gpu, pytest.mark.min_cc(8, 0)]
 cupy = pytest.importorskip("cupy")
@@ -28,15 +28,6 @@ CASES = [
 ]
 
 
-def _device_like(x):
-    base = x
-    while isinstance(base.base, np.ndarray):
-        base = base.base
-    dbase = cupy.asarray(base)
-    off = x.__array_interface__["data"][0] - base.__array_interface__["data"][0]
-    return cupy.ndarray(x.shape, x.dtype, dbase.data + off, x.strides)
-
-
 @pytest.mark.parametrize("dtype,prec,tile,m,n,k,lay", CASES,
                          ids=[f"{c[0]}-{c[1]}-{c[2].bm}x{c[2].bn}x{c[2].bk_bytes}"
                               f"{'-db' if c[2].frag_db else ''}-{c[3]}x{c[4]}x{c[5]}-{c[6]}"
@@ -48,8 +39,8 @@ def test_measured_configurations_are_correct(dtype, prec, tile, m, n, k, lay):
     c = (rng.integers(-50, 50, (m, n)) if dtype == "int8" else rng.standard_normal((m, n)))
     c = c.astype(rdt)
     alpha, beta = (3, -2) if dtype == "int8" else (1.5, -0.5)
-    da = _device_like(a) if lay[0] == "c" else cupy.asarray(a)
-    db = _device_like(b) if lay[1] == "c" else cupy.asarray(b)
+    da = device_like(a) if lay[0] == "c" else cupy.asarray(a)
+    db = device_like(b) if lay[1] == "c" else cupy.asarray(b)
     out = cupy.asarray(np.full((m, n), -7 if dtype == "int8" else np.nan).astype(rdt))
     kw = dict(alpha=alpha, beta=beta, out=out, precision=prec, variant="sm80", tile=tile)
     plan = nbkernels.explain(da, db, cupy.asarray(c), **kw)

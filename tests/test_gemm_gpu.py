@@ -6,7 +6,7 @@ import pytest
 
 import nbkernels
 
-from .gemm_cases import BF16, DTYPES, TOLERANCES, make, reference, relerr
+from .gemm_cases import BF16, DTYPES, TOLERANCES, make, reference, relerr, device_like
 
 pytestmark = pytest.mark.gpu
 cupy = pytest.importorskip("cupy")
@@ -41,9 +41,9 @@ def _run(case, rng):
     alpha, beta = (3, -2) if dtype == "int8" else (1.5, -0.5)
     da, db = cupy.asarray(a), cupy.asarray(b)
     if lay[0] in "cst":  # keep the layout on the device too
-        da = _device_like(a)
+        da = device_like(a)
     if lay[1] in "cst":
-        db = _device_like(b)
+        db = device_like(b)
     dc = cupy.asarray(c) if c is not None else None
     out = cupy.full(shape, np.nan if rdt.kind == "f" else -7, dtype=rdt) if rdt != BF16 else \
         cupy.asarray(np.full(shape, np.nan, np.float32).astype(BF16))
@@ -52,16 +52,6 @@ def _run(case, rng):
     assert res is out
     want = reference(a, b, c, alpha, beta if use_c else 0, prec)
     return relerr(cupy.asnumpy(out), want), TOLERANCES[(dtype, prec)]
-
-
-def _device_like(x):
-    """A CuPy array with the same element strides as the NumPy array x."""
-    base = x
-    while isinstance(base.base, np.ndarray):
-        base = base.base
-    dbase = cupy.asarray(base)
-    off = x.__array_interface__["data"][0] - base.__array_interface__["data"][0]
-    return cupy.ndarray(x.shape, x.dtype, dbase.data + off, x.strides)
 
 
 @pytest.mark.parametrize("seed", range(240))

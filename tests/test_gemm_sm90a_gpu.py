@@ -11,7 +11,7 @@ import nbkernels
 from nbkernels.matmul import wgmma_config as wc
 
 from .conftest import GPU_CC
-from .gemm_cases import BF16, DTYPES, TOLERANCES, make, reference, relerr
+from .gemm_cases import BF16, DTYPES, TOLERANCES, make, reference, relerr, device_like
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(GPU_CC != (9, 0), reason="needs sm_90 (H100/H200)")]
 cupy = pytest.importorskip("cupy")
@@ -38,15 +38,6 @@ def _case(seed):
     return dtype, m, n, k, la + lb, batch, bool(rng.integers(2)), tile
 
 
-def _device(x):
-    base = x
-    while isinstance(base.base, np.ndarray):
-        base = base.base
-    dbase = cupy.asarray(base)
-    off = x.__array_interface__["data"][0] - base.__array_interface__["data"][0]
-    return cupy.ndarray(x.shape, x.dtype, dbase.data + off, x.strides)
-
-
 @pytest.mark.parametrize("seed", range(200))
 def test_random_sweep_sm90a(seed):
     dtype, m, n, k, lay, (ba, bb), use_c, tile = case = _case(seed)
@@ -58,7 +49,7 @@ def test_random_sweep_sm90a(seed):
     c = rng.standard_normal(shape).astype(DTYPES[dtype]) if use_c else None
     alpha, beta = (1.5, -0.5) if use_c else (0.75, 0.0)
     out = cupy.asarray(np.full(shape, np.nan, np.float32).astype(DTYPES[dtype]))
-    da, db = _device(a), _device(b)
+    da, db = device_like(a), device_like(b)
     dc = cupy.asarray(c) if c is not None else None
     kw = dict(alpha=alpha, beta=beta, variant="sm90a", tile=TILES[tile])
     assert "variant: sm90a" in nbkernels.explain(da, db, dc, **kw)
