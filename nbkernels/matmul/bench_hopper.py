@@ -2,7 +2,8 @@
 process: ``python -m nbkernels.matmul.bench_hopper``.
 
 CUDA events around each call after warm-up (the repeat-call path: no planning inside the
-events), medians, input sets rotated past L2, cuBLAS through ``torch.matmul`` and a Triton
+events; ``bench._time``, shared with the sm_80 benchmark: torch and CuPy both work on the legacy
+default stream here), medians, input sets rotated past L2, cuBLAS through ``torch.matmul`` and a Triton
 matmul (the tutorial's kernel, autotuned over its Hopper configurations) on the same buffers
 in the same run. FLOPs = 2*M*N*K. Each result is also checked against cuBLAS's. ``--prewarm``
 first compiles the sm90a configurations in parallel processes (15 s each on one core).
@@ -12,7 +13,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import sys
 
 import numpy as np
@@ -74,24 +74,6 @@ def _triton_matmul():
     return matmul
 
 
-def _time(fn, sets, reps, warmup=3):
-    import torch
-
-    for i in range(warmup):
-        fn(*sets[i % len(sets)])
-    torch.cuda.synchronize()
-    times = []
-    for i in range(reps):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        args = sets[i % len(sets)]
-        s.record()
-        fn(*args)
-        e.record()
-        e.synchronize()
-        times.append(s.elapsed_time(e) * 1e-3)
-    return statistics.median(times)
-
-
 def _prewarm_one(job):
     from . import run, wgmma_config
 
@@ -116,6 +98,7 @@ def run(shapes, dtypes, configs, reps=20, triton=True, sm80=True):
 
     import nbkernels
     from . import wgmma_config
+    from .bench import _time
 
     rng = torch.Generator(device="cuda").manual_seed(int.from_bytes(os.urandom(4), "little"))
     l2 = torch.cuda.get_device_properties(0).L2_cache_size
@@ -130,7 +113,7 @@ def run(shapes, dtypes, configs, reps=20, triton=True, sm80=True):
                      torch.randn(k, n, device="cuda", generator=rng).to(tdt)) for _ in range(count)]
             flops = 2 * m * n * k
             row = {"dtype": dtype, "m": m, "n": n, "k": k}
-            t = _time(torch.matmul, sets, reps)
+            t = _time(torch.matmul, sets, reps)[0]
             row["cublas"] = flops / t / 1e12
             ref = torch.matmul(*sets[0]).double()
             for cfg in configs:
@@ -139,14 +122,15 @@ def run(shapes, dtypes, configs, reps=20, triton=True, sm80=True):
                 kw = {} if cfg is None else {"variant": "sm90a", "tile": cfg}
                 got = nbkernels.gemm(*sets[0], **kw).double()
                 row[label + "_err"] = float((got - ref).norm() / ref.norm())
-                row[label] = flops / _time(lambda x, y: nbkernels.gemm(x, y, **kw), sets, reps) / 1e12
+                t = _time(lambda x, y: nbkernels.gemm(x, y, **kw), sets, reps)[0]
+                row[label] = flops / t / 1e12
                 if cfg is None:
                     row["variant"] = nbkernels.explain(*sets[0]).split("variant: ")[1].split()[0]
             if sm80:
                 row["sm80"] = flops / _time(lambda x, y: nbkernels.gemm(x, y, variant="sm80"),
-                                            sets, reps) / 1e12
+                                            sets, reps)[0] / 1e12
             if tri is not None:
-                row["triton"] = flops / _time(tri, sets, reps) / 1e12
+                row["triton"] = flops / _time(tri, sets, reps)[0] / 1e12
             rows.append(row)
             _print_row(row)
             del sets
