@@ -177,8 +177,7 @@ def _sm90a(p, va, vb, C, D, c3, d3, alpha, beta, ext, ext_types, epilogue, epi_k
     args = [TM, C, D] + [np.int64(x) for x in (p.m, p.n, p.k, c3[1], c3[2], d3[1], d3[2], c3[0],
                                                d3[0])]
     args += [np.float32(alpha), np.float32(beta), np.int32(tiles_m), np.int32(tiles_n),
-             np.int32(p.batch), np.int32(_bstride(va) != 0 or (va.ndim == 3 and p.batch == 1)),
-             np.int32(_bstride(vb) != 0 or (vb.ndim == 3 and p.batch == 1)), ext]
+             np.int32(p.batch), np.int32(_bstride(va) != 0), np.int32(_bstride(vb) != 0), ext]
     _launch(kern, _wgmma_sig(ext_types), (grid, 1, 1), cfg.threads, kern.nbk_smem_bytes, handle,
             args, ("wgmma", cfg.key, p.kind, p.a_kmajor, p.b_kmajor, pair, epi_key), wk.SM90A)
 
