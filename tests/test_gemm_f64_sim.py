@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from .simrun import run_simulated
+from .simrun import simulated_result
 
 TILES = {None: None, "128x128": [128, 128, 128, 2, 4, 3], "128x64": [128, 64, 128, 2, 2, 3],
          "64x64db": [64, 64, 128, 2, 2, 3, 8, 0, 1], "128x128db": [128, 128, 128, 2, 4, 3, 8, 0, 1]}
@@ -100,11 +100,8 @@ EXTRA = ["beta=0 with a NaN c", "c broadcast from a row", "fused epilogue with e
 
 @pytest.fixture(scope="module")
 def results():
-    proc = run_simulated(["-c", SCRIPT, json.dumps(CASES), json.dumps(TILES)], timeout=2400)
-    line = [l for l in proc.stdout.splitlines() if l.startswith("RESULT")]
-    if not line:
-        pytest.fail(f"simulated f64 GEMM crashed:\n{proc.stdout[-2000:]}\n{proc.stderr[-6000:]}")
-    return json.loads(line[0][6:])
+    return simulated_result(["-c", SCRIPT, json.dumps(CASES), json.dumps(TILES)], timeout=2400,
+                            what="simulated f64 GEMM")
 
 
 @pytest.mark.parametrize("i", range(len(CASES)), ids=[

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from .simrun import run_simulated
+from .simrun import simulated_result
 
 CASES = [
     # dtype, (batch_a, batch_b), M, N, K, layouts (a, b), precision, variant
@@ -64,11 +64,7 @@ print("RESULT" + json.dumps(out))
 
 @pytest.fixture(scope="module")
 def results():
-    proc = run_simulated(["-c", SCRIPT, json.dumps(CASES)], timeout=2400)
-    line = [l for l in proc.stdout.splitlines() if l.startswith("RESULT")]
-    if not line:
-        pytest.fail(f"simulated GEMM crashed:\n{proc.stdout[-2000:]}\n{proc.stderr[-6000:]}")
-    return json.loads(line[0][6:])
+    return simulated_result(["-c", SCRIPT, json.dumps(CASES)], timeout=2400, what="simulated GEMM")
 
 
 @pytest.mark.parametrize("i", range(len(CASES)), ids=[

@@ -9,7 +9,7 @@ from numba import types
 
 from nbkernels import toolchain
 
-from .simrun import run_simulated
+from .simrun import simulated_result
 
 needs_ptxas = pytest.mark.skipif(toolchain.find_tool("ptxas") is None, reason="ptxas not installed")
 
@@ -91,11 +91,7 @@ CASES = [
 
 @pytest.fixture(scope="module")
 def results():
-    proc = run_simulated(["-c", SCRIPT, json.dumps(CASES)], timeout=2400)
-    line = [x for x in proc.stdout.splitlines() if x.startswith("RESULT")]
-    if not line:
-        pytest.fail(f"simulated sm90a GEMM crashed:\n{proc.stdout[-2000:]}\n{proc.stderr[-6000:]}")
-    return json.loads(line[0][6:])
+    return simulated_result(["-c", SCRIPT, json.dumps(CASES)], timeout=2400, what="simulated sm90a GEMM")
 
 
 @pytest.mark.parametrize("i", range(len(CASES)), ids=[
@@ -135,10 +131,7 @@ print("RESULT" + json.dumps(out))
 
 
 def test_plan_says_what_the_sm90a_variant_takes_and_refuses():
-    proc = run_simulated(["-c", PLAN])
-    line = [x for x in proc.stdout.splitlines() if x.startswith("RESULT")]
-    assert line, proc.stderr[-4000:]
-    out = json.loads(line[0][6:])
+    out = simulated_result(["-c", PLAN], what="sm90a planning")
     assert "loader: TMA boxes" in out["forced"] and "a K-major, b N-major" in out["forced"]
     assert "b's leading dimension (60 elements) is not a multiple of 16 bytes" in out["odd_forced"]
     assert "sm90a variant computes ('bf16', 'f16'), not tf32" in out["tf32_forced"]
