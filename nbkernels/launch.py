@@ -11,6 +11,7 @@ compiled with ``compile_ptx`` for the device's arch, linked to a cubin by numba-
 from __future__ import annotations
 
 import contextlib
+import functools
 import ctypes
 import hashlib
 import importlib.metadata as md
@@ -79,18 +80,71 @@ def cache_key(name: str, parts, arch: Arch) -> str:
     ident = [__version__, source_hash(), _dist("numba-cuda"), _dist("nvidia-nvvm"),
              _dist("nvidia-nvjitlink"), str(driver.get_version()), str(arch), name,
              repr(parts), _image_kind()]
+    if arch.suffix:  # assembled by ptxas where one reads the PTX: its version names the cubin
+        ident.append(repr(_tool_isa()))
     return name + "-" + hashlib.sha256(json.dumps(ident).encode()).hexdigest()[:24]
+
+
+#: How each kernel built in this process was assembled, by cache key (``explain`` reports it).
+ROUTES: dict = {}
+
+
+class SerializedWgmmaWarning(UserWarning):
+    """An arch-specific (sm_90a) kernel went through nvJitLink, which assembles it as a
+    relocatable unit: ptxas then serializes every wgmma and ignores setmaxnreg."""
+
+
+@functools.lru_cache(maxsize=None)
+def _tool_isa():
+    """(ptxas version, newest PTX ISA it reads) of the ptxas nbkernels would use, or None."""
+    from . import compat, toolchain
+
+    path = toolchain.find_tool("ptxas")
+    v = compat.vtuple(toolchain.tool_version(path)) if path else None
+    return (v, compat.max_ptx_isa(v)) if v else None
+
+
+def whole_program_route(ptx: str) -> str | None:
+    """How to assemble an arch-specific kernel as a whole program: ``"ptxas X.Y"`` (a ptxas that
+    reads this PTX ISA), ``"driver JIT"`` (the driver reads it), or None (only nvJitLink is
+    left). nvJitLink compiles PTX as a relocatable unit, and for such units ptxas 13.x
+    serializes wgmma ("presence of Extern calls", C7509) and ignores setmaxnreg (C7504): the
+    Hopper GEMM ran at 68% of the tensor pipe that way (docs/perf-notes.md, s3)."""
+    from numba.cuda.cudadrv.driver import driver
+
+    from . import compat, toolchain
+
+    isa = toolchain.ptx_isa_of(ptx)
+    tool = _tool_isa()
+    if tool and tool[1] >= isa:
+        return f"ptxas {compat.vstr(tool[0])}"
+    if compat.max_ptx_isa(driver.get_version()) >= isa:
+        return "driver JIT"
+    return None
+
+
+def _warn_serialized(key):
+    import warnings
+
+    warnings.warn(
+        f"{key}: no ptxas that reads NVVM's PTX and a driver older than it, so this sm_90a "
+        "kernel is linked by nvJitLink, which serializes its wgmma (about 0.7x speed): "
+        "pip install 'cuda-toolkit[nvcc]' of the same release as nvidia-nvvm (the cu13 extra "
+        "does), or set NBKERNELS_PTXAS", SerializedWgmmaWarning, stacklevel=3)
 
 
 def build(pyfunc, sig, arch: Arch, key: str, launch_bounds=None) -> tuple[bytes, str]:
     """(cubin, entry name) for ``pyfunc`` compiled for ``sig`` on ``arch``, from disk if cached;
-    NUL-terminated PTX instead of the cubin inside :func:`driver_jit`."""
+    NUL-terminated PTX instead of the cubin inside :func:`driver_jit`. Arch-specific targets
+    (sm_90a) are assembled as whole programs (:func:`whole_program_route`)."""
     kind = _image_kind()
     path = cache_dir() / f"{key}.{kind}"
     meta = cache_dir() / f"{key}.json"
     if path.exists() and meta.exists():
         try:
-            return path.read_bytes(), json.loads(meta.read_text())["entry"]
+            info = json.loads(meta.read_text())
+            ROUTES[key] = info.get("route", "?")
+            return path.read_bytes(), info["entry"]
         except (OSError, ValueError, KeyError):
             pass  # a damaged entry is rebuilt below
     from numba import cuda
@@ -100,9 +154,17 @@ def build(pyfunc, sig, arch: Arch, key: str, launch_bounds=None) -> tuple[bytes,
     m = re.search(r"\.entry\s+([\w$.]+)\s*\(", ptx)
     if not m:
         raise NbkernelsError(f"{key}: compiled PTX has no kernel entry")
-    if kind == "ptx":
+    route = whole_program_route(ptx) if arch.suffix and kind == "cubin" else None
+    ROUTES[key] = route or ("driver JIT" if kind == "ptx" else "nvJitLink")
+    if kind == "ptx" or route == "driver JIT":
         cubin = ptx.encode() + b"\0"  # cuModuleLoadData reads PTX as a C string
+    elif route is not None and route.startswith("ptxas"):
+        from . import toolchain
+
+        cubin = toolchain.assemble(ptx, arch, toolchain.find_tool("ptxas")).cubin
     else:
+        if arch.suffix:
+            _warn_serialized(key)
         linker = _Linker(cc=arch.cc)
         linker.add_ptx(ptx.encode())
         try:
@@ -118,7 +180,7 @@ def build(pyfunc, sig, arch: Arch, key: str, launch_bounds=None) -> tuple[bytes,
         tmp = path.with_suffix(f".tmp{os.getpid()}")
         tmp.write_bytes(cubin)
         os.replace(tmp, path)
-        meta.write_text(json.dumps({"entry": m.group(1), "arch": str(arch)}))
+        meta.write_text(json.dumps({"entry": m.group(1), "arch": str(arch), "route": ROUTES[key]}))
     except OSError:
         pass  # a read-only home still runs, it just compiles again next time
     return cubin, m.group(1)

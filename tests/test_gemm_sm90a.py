@@ -32,6 +32,30 @@ def test_small_tile_assembles_to_hgmma_and_tma_without_local_memory(kind, a_km, 
     assert len(re.findall(r"UTMALDG\.3D", sass)) == 2  # 64x64 stage: one box per operand
     assert "USETMAXREG" in sass  # the producer gives registers to the consumers
     assert asm.spill_stores == asm.spill_loads == asm.stack_bytes == 0
+    # assembled as a whole program: ptxas keeps the wgmma pipelined and honours setmaxnreg
+    # (as a relocatable unit, through nvJitLink, it does neither: C7509 / C7504)
+    assert "C7509" not in asm.log and "C7504" not in asm.log, asm.log
+    waits = re.findall(r"(HGMMA[^;]*;|WARPGROUP\.DEPBAR[^;]*;)", sass)
+    loop = waits[:5]  # the first k-tile: four HGMMA, one wait for the group
+    assert [w.startswith("HGMMA") for w in loop] == [True] * 4 + [False], waits
+
+
+@pytest.mark.parametrize("tool,driver,isa,want", [
+    ((13, 4), (13, 0), (9, 4), "ptxas 13.4"),  # the cu13 extra's ptxas, an older driver
+    ((13, 0), (13, 0), (9, 0), "ptxas 13.0"),
+    (None, (13, 4), (9, 4), "driver JIT"),  # no ptxas: the driver reads the PTX
+    ((13, 0), (13, 2), (9, 2), "driver JIT"),  # ptxas too old for the PTX, the driver is not
+    ((13, 0), (13, 0), (9, 4), None),  # only nvJitLink is left: serialized, with a warning
+])
+def test_sm90a_kernels_are_assembled_as_whole_programs(monkeypatch, tool, driver, isa, want):
+    from numba.cuda.cudadrv import driver as drv
+
+    from nbkernels import compat, launch
+
+    monkeypatch.setattr(launch, "_tool_isa", lambda: tool and (tool, compat.max_ptx_isa(tool)))
+    monkeypatch.setattr(drv.driver, "get_version", lambda: driver, raising=False)
+    ptx = f".version {isa[0]}.{isa[1]}\n.target sm_90a\n"
+    assert launch.whole_program_route(ptx) == want
 
 
 SCRIPT = r'''
@@ -86,6 +110,9 @@ CASES = [
     # (more k-tiles than stages: the second consumer must not wait on a stage two phases on)
     ("float16", (0, 0), 200, 136, 264, "rr", (128, 64, 3, 8, True), True, False),
     ("bfloat16", (2, 1), 64, 72, 40, "cc", (64, 64, 2, 8, True), False, True),
+    # cooperative consumers of 128 rows (two 64-row wgmma blocks each), both A majors
+    ("bfloat16", (0, 0), 200, 72, 136, "rc", (256, 64, 3, 8, False, 128), True, False),
+    ("float16", (0, 0), 130, 64, 72, "cr", (128, 64, 2, 8, False, 128), False, True),
 ]
 
 

@@ -11,6 +11,7 @@ configs=${2:-128x256x4,64x128x4,128x128x6p,64x256x5p}
 log=${OUT:-/tmp}/log.txt
 exec > >(tee -a "$log") 2>&1
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+timeout 120 python3 tools/wgmma_serial_check.py "${OUT:-/tmp}" || echo "serial check rc=$?"
 timeout 240 python3 -m nbkernels.matmul.bench_hopper --prewarm-only --configs "$configs" || echo "PREWARM rc=$?"
 timeout 60 python3 -m nbkernels.matmul.bench_hopper --shapes 4096x4096x4096 --dtypes bfloat16 \
     --no-triton --no-sm80 --reps 5 || { echo "SMOKE FAILED rc=$?"; exit 1; }

@@ -74,6 +74,20 @@ def _triton_matmul():
     return matmul
 
 
+def parse_config(text):
+    """``BMxBNxSTAGES`` with an optional suffix: ``p`` ping-pong consumers, ``w`` cooperative
+    consumers of 128 rows each (two m64 wgmma blocks per consumer)."""
+    from .wgmma_config import WgmmaConfig
+
+    bm, bn, st = (int(v) for v in text.rstrip("pw").split("x"))
+    return WgmmaConfig(bm, bn, st, 8, text.endswith("p"), 128 if text.endswith("w") else 64)
+
+
+def config_name(cfg):
+    return (f"{cfg.bm}x{cfg.bn}x{cfg.stages}" + ("p" if cfg.pingpong else "")
+            + ("w" if cfg.wg_rows == 128 else ""))
+
+
 def _prewarm_one(job):
     from . import run, wgmma_config
 
@@ -117,8 +131,7 @@ def run(shapes, dtypes, configs, reps=20, triton=True, sm80=True):
             row["cublas"] = flops / t / 1e12
             ref = torch.matmul(*sets[0]).double()
             for cfg in configs:
-                label = "nbk" if cfg is None else \
-                    f"nbk[{cfg.bm}x{cfg.bn}x{cfg.stages}{'p' if cfg.pingpong else ''}]"
+                label = "nbk" if cfg is None else f"nbk[{config_name(cfg)}]"
                 kw = {} if cfg is None else {"variant": "sm90a", "tile": cfg}
                 got = nbkernels.gemm(*sets[0], **kw).double()
                 row[label + "_err"] = float((got - ref).norm() / ref.norm())
@@ -158,7 +171,8 @@ def main(argv=None):
     ap.add_argument("--shapes", default="key", help="key, sweep, or MxNxK,MxNxK")
     ap.add_argument("--dtypes", default="bfloat16,float16")
     ap.add_argument("--configs", default="", help="sm90a tiles to time besides the default, "
-                    "e.g. 128x256x3,128x128x6p (bm x bn x stages, p: ping-pong)")
+                    "e.g. 128x256x3,128x128x6p,256x128x4w (bm x bn x stages, p: ping-pong, "
+                    "w: 128-row cooperative consumers)")
     ap.add_argument("--prewarm", action="store_true")
     ap.add_argument("--prewarm-only", action="store_true",
                     help="build the configurations for all four operand layouts, then stop")
@@ -169,8 +183,7 @@ def main(argv=None):
     args = ap.parse_args(argv)
     shapes = SHAPES.get(args.shapes) or [tuple(int(v) for v in s.split("x"))
                                          for s in args.shapes.split(",")]
-    extra = [wgmma_config.WgmmaConfig(*(int(v) for v in c.rstrip("p").split("x")), 8,
-                                      c.endswith("p")) for c in args.configs.split(",") if c]
+    extra = [parse_config(c) for c in args.configs.split(",") if c]
     if args.prewarm or args.prewarm_only:
         import time
 

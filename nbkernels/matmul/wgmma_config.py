@@ -29,6 +29,7 @@ class WgmmaConfig:
     stages: int = 4
     group_m: int = 8  # tile rasterization: tiles walk N within groups of group_m tile-rows
     pingpong: bool = False
+    wg_rows: int = 64  # cooperative: tile rows per consumer warpgroup (64 or 128)
 
     def __post_init__(self):
         problems = []
@@ -38,6 +39,13 @@ class WgmmaConfig:
             problems.append(f"bn must be 64..256 in steps of 64, got {self.bn}")
         if not 2 <= self.stages <= 8:
             problems.append(f"stages must be in [2, 8], got {self.stages}")
+        if self.wg_rows not in (64, 128) or self.bm % self.wg_rows:
+            problems.append(f"wg_rows must be 64 or 128 and divide bm, got {self.wg_rows}")
+        elif not self.pingpong and self.wg_rows * self.bn > 128 * 128:
+            problems.append(f"a consumer holds {self.wg_rows}x{self.bn} accumulators: at most "
+                            "128 registers (wg_rows * bn <= 16384)")
+        if self.pingpong and self.wg_rows != 64:
+            problems.append("wg_rows is for cooperative tiles (ping-pong consumers hold whole tiles)")
         if self.pingpong and self.bm * self.bn > 128 * 128:
             problems.append(f"a ping-pong consumer holds the whole {self.bm}x{self.bn} tile: "
                             "at most 128 accumulator registers (bm * bn <= 16384)")
@@ -46,12 +54,12 @@ class WgmmaConfig:
 
     @property
     def consumers(self) -> int:
-        return 2 if self.pingpong else self.bm // 64
+        return 2 if self.pingpong else self.bm // self.wg_rows
 
     @property
     def blocks_m(self) -> int:
         """64-row wgmma blocks one consumer computes per tile."""
-        return self.bm // 64 if self.pingpong else 1
+        return self.bm // 64 if self.pingpong else self.wg_rows // 64
 
     @property
     def threads(self) -> int:
@@ -59,7 +67,7 @@ class WgmmaConfig:
 
     @property
     def key(self) -> tuple:
-        return (self.bm, self.bn, self.stages, self.group_m, self.pingpong)
+        return (self.bm, self.bn, self.stages, self.group_m, self.pingpong, self.wg_rows)
 
     @property
     def stage_bytes(self) -> int:
@@ -71,7 +79,7 @@ class WgmmaConfig:
         return self.stages * self.stage_bytes + SMEM_ALIGN
 
     def __str__(self):
-        how = "ping-pong" if self.pingpong else "cooperative"
+        how = "ping-pong" if self.pingpong else f"cooperative ({self.wg_rows}-row)"
         return (f"{self.bm}x{self.bn}x{BK} tile, {self.consumers} {how} consumer warpgroups + "
                 f"1 TMA producer, {self.stages} stages, persistent")
 

@@ -181,7 +181,7 @@ def kernel(TM, C, D, M, N, K, ldc_r, ldc_c, ldd_r, ldd_c, sc, sd, alpha, beta,
         ct = t - 128 * wg
         warp = ct // 32
         lane = ct % 32
-        row0 = {0 if PP else "cw * 64"}  # first tile row of this consumer's 64-row blocks
+        row0 = {0 if PP else f"cw * {cfg.wg_rows}"}  # first tile row of this consumer's 64-row blocks
         ad0 = smem_desc(ring + row0 * {ROW_BYTES}, {a_lbo}, {a_sbo}, 1, 0)
         bd0 = smem_desc(ring + {A_BYTES}, {b_lbo}, {b_sbo}, 1, 0)
         j = -1
