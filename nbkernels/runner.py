@@ -10,6 +10,7 @@ import numpy as np
 from numba import cuda, types
 
 from . import arrays, launch
+from .errors import NbkernelsError
 
 
 def simulated() -> bool:
@@ -130,6 +131,9 @@ def launch_jit(kernel, sig, grid, block, smem, stream, args, key_parts, arch):
         entry = _built[mem_key] = (key, cubin, name)
     key, cubin, name = entry
     fn = launch.function(key, cubin, name, smem)
+    pool = getattr(kernel, "nbk_reg_pool", None)
+    if pool is not None and key not in _pool_checked:
+        _check_reg_pool(fn, key, pool, block)
     values, ctys = [], []
     for t, a in zip(sig, args):
         if isinstance(t, types.Array):
@@ -149,6 +153,28 @@ def launch_jit(kernel, sig, grid, block, smem, stream, args, key_parts, arch):
     packed = launch.PackedArgs(values, ctys)
     launch.launch_packed(fn, grid, block, smem, stream, packed)
     return fn, tuple(grid), block, smem, packed
+
+
+_pool_checked: set = set()
+
+
+def _check_reg_pool(fn, key, pool, block):
+    """A kernel whose warpgroups trade registers with setmaxnreg must own at least what they
+    ask for in all (registers per thread x threads), or the request never returns: refuse the
+    launch with the numbers instead of hanging the GPU."""
+    from cuda.bindings import driver as drv
+
+    regs = launch._check(drv.cuFuncGetAttribute(
+        drv.CUfunction_attribute.CU_FUNC_ATTRIBUTE_NUM_REGS, fn[1]), f"{key}: registers")
+    threads = 1
+    for b in (block if isinstance(block, tuple) else (block,)):
+        threads *= b
+    if regs * threads < pool:
+        raise NbkernelsError(
+            f"{key}: setmaxnreg requests {pool} registers in all, expected at most the "
+            f"{regs} x {threads} the block owns; got a cubin with {regs} registers per thread "
+            "(an assembler that does not give setmaxnreg kernels their launch bound's cap)")
+    _pool_checked.add(key)
 
 
 def build_unpersisted(kernel, sig, arch, key, bounds):

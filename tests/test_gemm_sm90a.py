@@ -35,6 +35,8 @@ def test_small_tile_assembles_to_hgmma_and_tma_without_local_memory(kind, a_km, 
     # assembled as a whole program: ptxas keeps the wgmma pipelined and honours setmaxnreg
     # (as a relocatable unit, through nvJitLink, it does neither: C7509 / C7504)
     assert "C7509" not in asm.log and "C7504" not in asm.log, asm.log
+    # the block owns what its warpgroups' setmaxnreg ask for in all, or .inc never returns
+    assert asm.registers * cfg.threads >= k.nbk_reg_pool, (asm.registers, k.nbk_reg_pool)
     waits = re.findall(r"(HGMMA[^;]*;|WARPGROUP\.DEPBAR[^;]*;)", sass)
     loop = waits[:5]  # the first k-tile: four HGMMA, one wait for the group
     assert [w.startswith("HGMMA") for w in loop] == [True] * 4 + [False], waits

@@ -31,7 +31,11 @@ def main(argv):
     out = argv[0] if argv else "/tmp"
     cfgs = [parse_config(c) for c in argv[1:]] or [wgmma_config.DEFAULT]
     from importlib import metadata as md
-    print("nvvm", md.version("nvidia-nvvm"), "nvjitlink", md.version("nvidia-nvjitlink"))
+    for dist in ("nvidia-nvvm", "nvidia-nvjitlink", "cuda-toolkit"):
+        try:
+            print(dist, md.version(dist))
+        except md.PackageNotFoundError:
+            print(dist, "not installed as a wheel")
     for cfg in cfgs:
         k = wgmma_kernel.build_kernel(cfg, "bf16", True, False, None, 0, True)
         ptx, _ = cuda.compile_ptx(k.py_func, run._wgmma_sig(types.Tuple(())), cc=(9, 0, "a"),

@@ -48,10 +48,16 @@ REGISTER_FILE = 65536  # 32-bit registers per SM, the pool setmaxnreg moves regi
 
 
 def consumer_regs(consumers: int) -> int:
-    """Registers per consumer thread after the producer gives all but 40 back: what the
-    register file holds for the block, in setmaxnreg's steps of 8, at most 240 (232 for two
-    consumers, 112 for four)."""
-    free = (REGISTER_FILE - 128 * PRODUCER_REGS) // (128 * consumers)
+    """Registers per consumer thread once the producer has given all but 40 back.
+
+    setmaxnreg moves registers within what the block was given at launch: ptxas gives a
+    kernel that uses setmaxnreg the cap its launch bound allows (65536 / threads, in steps of
+    8, at most 255), so the pool is that times the threads, not the whole register file; a
+    request past the pool never returns (the kernel hangs). 240 for one consumer, 232 for
+    two (CUTLASS's pair), 152 for three, 104 for four."""
+    threads = 128 * (1 + consumers)
+    cap = min(255, REGISTER_FILE // threads) // 8 * 8
+    free = (cap * threads - 128 * PRODUCER_REGS) // (128 * consumers)
     return min(240, free // 8 * 8)
 
 
@@ -234,6 +240,8 @@ def kernel(TM, C, D, M, N, K, ldc_r, ldc_c, ldd_r, ldd_c, sc, sd, alpha, beta,
     kernel.nbk_smem_bytes = cfg.smem_bytes()
     kernel.nbk_launch_bounds = (cfg.threads, 1)  # a register cap at entry: setmaxnreg needs it
     kernel.nbk_threads = cfg.threads
+    # registers the block must own for its setmaxnreg requests (runner checks the cubin)
+    kernel.nbk_reg_pool = 128 * PRODUCER_REGS + 128 * NC * consumer_regs(NC)
     kernel.nbk_source = src
     return kernel
 
