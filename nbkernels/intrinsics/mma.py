@@ -72,6 +72,14 @@ def acc_m8n8_f64(lane, i):
     return g, 2 * t + i
 
 
+# sm_90 f64 shapes: A of m16n8k4 is two m8n8k4 A fragments (rows g, g + 8); A of m16n8k8 holds
+# them for k-quarters 0 and 1 (the tf32 m16n8k8 positions), B of m16n8k8 two m8n8k4 B fragments;
+# C/D is acc_m16n8.
+def a_m16n8k4_f64(lane, i):
+    g, t = lane >> 2, lane & 3
+    return g + 8 * i, t
+
+
 # --- element codecs: register values <-> matrix elements ---------------------------------
 def _unpack(regs, kind):
     """Registers of one lane -> its elements (as float64 or int), in element order."""
@@ -141,14 +149,14 @@ _PTX_T = {"f32": "f32", "f16": "f16", "s32": "s32", "f64": "f64"}
 
 
 def _mma(name, shape, ab, acc, a_regs, b_regs, acc_regs, a_layout, b_layout, min_arch,
-         min_ptx, sass, n_elems=4, operand_type=types.uint32, doc=""):
+         min_ptx, sass, n_elems=4, operand_type=types.uint32, doc="", acc_layout=None):
     m, n, k = shape
     ab_ptx = {"s8": "s8.s8", "u8": "u8.u8"}.get(ab, f"{ab}.{ab}")
     ptx = (
         f"mma.sync.aligned.m{m}n{n}k{k}.row.col.{_PTX_T[acc]}.{ab_ptx}.{_PTX_T[acc]} "
         "$d, $a, $b, $c;"
     )
-    acc_layout = acc_m8n8_f64 if acc == "f64" else acc_m16n8
+    acc_layout = acc_layout or (acc_m8n8_f64 if acc == "f64" else acc_m16n8)
     spec = InstructionSpec(
         name=name,
         family="mma",
@@ -173,7 +181,7 @@ def _mma(name, shape, ab, acc, a_regs, b_regs, acc_regs, a_layout, b_layout, min
     return build(spec)
 
 
-SM75, SM80 = Arch(7, 5), Arch(8, 0)
+SM75, SM80, SM90 = Arch(7, 5), Arch(8, 0), Arch(9, 0)
 
 mma_m16n8k8_f16_f16 = _mma("mma_m16n8k8_f16_f16", (16, 8, 8), "f16", "f16", 2, 1, 2,
                            acc_m16n8, b_m16n8k8_f16, SM75, (6, 5), ("HMMA",))
@@ -194,5 +202,14 @@ mma_m16n8k32_u8_s32 = _mma("mma_m16n8k32_u8_s32", (16, 8, 32), "u8", "s32", 4, 2
 mma_m8n8k4_f64 = _mma("mma_m8n8k4_f64", (8, 8, 4), "f64", "f64", 1, 1, 2,
                       a_m8n8k4_f64, b_m8n8k4_f64, SM80, (7, 0), ("DMMA",), n_elems=2,
                       operand_type=types.float64)
+# The f64 shapes of PTX ISA 7.8 (sm_90+), SASS DMMA.16x8x4 / DMMA.16x8x8 (not m8n8k4 pairs).
+# m16n8k16.f64 (DMMA.16x8x16) is not declared yet: its A takes 8 registers, and the probes'
+# fragment loaders (probes._make_mma_probe) take at most 4.
+mma_m16n8k4_f64 = _mma("mma_m16n8k4_f64", (16, 8, 4), "f64", "f64", 2, 1, 4,
+                       a_m16n8k4_f64, b_m8n8k4_f64, SM90, (7, 8), ("DMMA",),
+                       operand_type=types.float64, acc_layout=acc_m16n8)
+mma_m16n8k8_f64 = _mma("mma_m16n8k8_f64", (16, 8, 8), "f64", "f64", 4, 2, 4,
+                       a_m16n8k8_tf32, b_m16n8k8_tf32, SM90, (7, 8), ("DMMA",),
+                       operand_type=types.float64, acc_layout=acc_m16n8)
 
 __all__ = [n for n in dir() if n.startswith("mma_")]
