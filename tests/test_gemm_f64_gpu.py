@@ -1,7 +1,7 @@
-"""float64 GEMM on the tensor cores (dmma_kernel, mma.m8n8k4.f64) on a real GPU: random shapes,
-strides, transposes, batches, alpha/beta/c against float64 NumPy, outputs poisoned first; the
-large tiles at a size that uses them, a fused epilogue, the ordinary-load path, repeat calls,
-torch tensors and the forced SIMT variant."""
+"""float64 GEMM on the tensor cores (dmma_kernel: mma.m16n8k8.f64 on sm_90+, m8n8k4 below) on a
+real GPU: random shapes, strides, transposes, batches, alpha/beta/c against float64 NumPy,
+outputs poisoned first; the large tiles at a size that uses them, a fused epilogue, the
+ordinary-load path, repeat calls, torch tensors and the forced SIMT variant."""
 import numpy as np
 import pytest
 

@@ -1,12 +1,16 @@
-"""The float64 tensor-core GEMM (dmma_kernel, mma.m8n8k4.f64), run by numba's simulator at small
-sizes against float64 NumPy: odd and prime shapes, K = 0 and 1, every layout, batches,
-alpha/beta/c, a fused epilogue, each loader path, each f64 tile shape and double-buffered
-fragments.
+"""The float64 tensor-core GEMM (dmma_kernel), run by numba's simulator at small sizes against
+float64 NumPy: odd and prime shapes, K = 0 and 1, every layout, batches, alpha/beta/c, a fused
+epilogue, each loader path, each f64 tile shape and double-buffered fragments; with the
+m8n8k4.f64 MMAs of sm_80 (what the simulator runs by default), and again, on the cases of
+SM90_CASES, with the sm_90 shapes forced (mma.m16n8k8.f64, m16n8k4 with double-buffered
+fragments). Which one a compile picks for each arch is checked on the PTX.
 
 Runs in a child interpreter (the simulator must be enabled before numba.cuda is imported);
 fresh random inputs every run; the output is poisoned with NaN first.
 """
+import dataclasses
 import json
+import re
 
 import pytest
 
@@ -43,31 +47,55 @@ CASES = [
     ((0, 0), 23, 29, 31, "rc", None, 1e-60),  # products near 1e-120
 ]
 
+# Through the sm_90 shapes (the kernel forced to them: the simulator has no compile target):
+# edges in M, N and K, K = 0 and 1, K tails, every major, batches, both tiles, double-buffered
+# fragments (k-groups of 4: m16n8k4), extreme values.
+SM90_CASES = [CASES[i] for i in (0, 1, 2, 3, 4, 5, 6, 7, 10, 11, 13, 15, 16, 17, 19, 20, 21,
+                                  22)]
+
 SCRIPT = r'''
-import json, sys
+import functools, json, sys
 import numpy as np
 sys.path.insert(0, "tests")
 from gemm_cases import make, reference, relerr, TOLERANCES
 import nbkernels
-from nbkernels.matmul import TileConfig
+from nbkernels.matmul import TileConfig, api, dmma_kernel
 
-cases, tiles = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+cases, tiles, sm90_cases = (json.loads(a) for a in sys.argv[1:4])
 rng = np.random.default_rng()
-out = []
-for (ba, bb), m, n, k, lay, tile, scale in cases:
-    sa = (ba, m, k) if ba else (m, k)
-    sb = (bb, k, n) if bb else (k, n)
-    a, b = make(rng, "float64", sa, lay[0]), make(rng, "float64", sb, lay[1])
-    a *= scale
-    b *= scale
-    shape = np.broadcast_shapes(sa[:-2], sb[:-2]) + (m, n)
-    c = rng.standard_normal(shape) * scale * scale
-    res = np.full(shape, np.nan)
-    cfg = TileConfig(*tiles[str(tile)]) if tile else None
-    plan = nbkernels.explain(a, b, c, alpha=0.75, beta=0.5, out=res, tile=cfg)
-    nbkernels.gemm(a, b, c, alpha=0.75, beta=0.5, out=res, tile=cfg)
-    err, where = relerr(res, reference(a, b, c, 0.75, 0.5))
-    out.append([err, where, TOLERANCES[("float64", None)], plan])
+build, built = dmma_kernel.build_kernel, []
+
+
+def build_sm90(*args, **kwargs):  # the kernel with the sm_90 MMAs, whatever the target
+    built.append(build(*args, mma="sm90", **kwargs))
+    return built[-1]
+
+
+def run(cases):
+    rows = []
+    for (ba, bb), m, n, k, lay, tile, scale in cases:
+        sa = (ba, m, k) if ba else (m, k)
+        sb = (bb, k, n) if bb else (k, n)
+        a, b = make(rng, "float64", sa, lay[0]), make(rng, "float64", sb, lay[1])
+        a *= scale
+        b *= scale
+        shape = np.broadcast_shapes(sa[:-2], sb[:-2]) + (m, n)
+        c = rng.standard_normal(shape) * scale * scale
+        res = np.full(shape, np.nan)
+        cfg = TileConfig(*tiles[str(tile)]) if tile else None
+        plan = nbkernels.explain(a, b, c, alpha=0.75, beta=0.5, out=res, tile=cfg)
+        nbkernels.gemm(a, b, c, alpha=0.75, beta=0.5, out=res, tile=cfg)
+        err, where = relerr(res, reference(a, b, c, 0.75, 0.5))
+        rows.append([err, where, TOLERANCES[("float64", None)], plan])
+    return rows
+
+
+out = run(cases)
+dmma_kernel.build_kernel = build_sm90
+api._mma.cache_clear()
+sm90 = run(sm90_cases)
+dmma_kernel.build_kernel = build
+api._mma.cache_clear()
 
 # beta = 0 with a c given (C is not read), c broadcast from a row, a fused epilogue with an
 # array and a scalar extra, and the forced SIMT variant
@@ -91,7 +119,8 @@ out.append(list(relerr(res, want)) + [1e-12, bias_relu.explain(a, b, bias, -0.25
 res = np.full((21, 26), np.nan)
 nbkernels.gemm(a, b, out=res, variant="simt")
 out.append(list(relerr(res, reference(a, b))) + [1e-12, nbkernels.explain(a, b, variant="simt")])
-print("RESULT" + json.dumps(out))
+print("RESULT" + json.dumps({"cases": out, "sm90": sm90,
+                             "sm90_mma": sorted({k.nbk_mma for k in built})}))
 '''
 
 EXTRA = ["beta=0 with a NaN c", "c broadcast from a row", "fused epilogue with extras",
@@ -100,21 +129,37 @@ EXTRA = ["beta=0 with a NaN c", "c broadcast from a row", "fused epilogue with e
 
 @pytest.fixture(scope="module")
 def results():
-    return simulated_result(["-c", SCRIPT, json.dumps(CASES), json.dumps(TILES)], timeout=2400,
-                            what="simulated f64 GEMM")
+    return simulated_result(["-c", SCRIPT, json.dumps(CASES), json.dumps(TILES),
+                             json.dumps(SM90_CASES)], timeout=2400, what="simulated f64 GEMM")
 
 
-@pytest.mark.parametrize("i", range(len(CASES)), ids=[
-    f"{c[0]}-{c[1]}x{c[2]}x{c[3]}-{c[4]}-{c[5]}-{c[6]:g}" for c in CASES])
+def _ids(cases):
+    return [f"{c[0]}-{c[1]}x{c[2]}x{c[3]}-{c[4]}-{c[5]}-{c[6]:g}" for c in cases]
+
+
+@pytest.mark.parametrize("i", range(len(CASES)), ids=_ids(CASES))
 def test_f64_gemm_in_simulator(results, i):
-    err, where, tol, plan = results[i]
+    err, where, tol, plan = results["cases"][i]
     assert "variant: dmma" in plan, plan
     assert err <= tol, f"{CASES[i]}: relative error {err:.3g} > {tol}; {where}\n{plan}"
 
 
+@pytest.mark.parametrize("i", range(len(SM90_CASES)), ids=_ids(SM90_CASES))
+def test_f64_gemm_with_sm90_mma_shapes_in_simulator(results, i):
+    err, where, tol, plan = results["sm90"][i]
+    assert "variant: dmma" in plan, plan
+    assert err <= tol, f"{SM90_CASES[i]} (sm_90 shapes): relative error {err:.3g} > {tol}; " \
+        f"{where}\n{plan}"
+
+
+def test_the_sm90_cases_ran_the_sm90_instructions(results):
+    assert results["sm90_mma"] == ["mma.m16n8k4.f64 (forced)", "mma.m16n8k8.f64 (forced)"], \
+        results["sm90_mma"]
+
+
 @pytest.mark.parametrize("i", range(len(EXTRA)), ids=EXTRA)
 def test_f64_gemm_contract_in_simulator(results, i):
-    err, where, tol, plan = results[len(CASES) + i]
+    err, where, tol, plan = results["cases"][len(CASES) + i]
     assert err <= tol, f"{EXTRA[i]}: relative error {err:.3g} > {tol}; {where}\n{plan}"
     if EXTRA[i] == "forced simt variant":
         assert "variant: simt" in plan, plan
@@ -123,13 +168,18 @@ def test_f64_gemm_contract_in_simulator(results, i):
 
 
 def test_layout_and_loader_choices_are_what_the_cases_mean_to_cover(results):
-    plans = [r[3] for r in results[:len(CASES)]]
+    plans = [r[3] for r in results["cases"][:len(CASES)]]
     assert "b N-major" in plans[0] and "cp.async 16 B" in plans[0], plans[0]
     assert "ordinary loads" in plans[1], plans[1]
     assert "a M-major" in plans[2], plans[2]
     assert "copy of a" in plans[9] and "copy of b" in plans[9], plans[9]
     assert "128x128x128B tile, 2x4 warps" in plans[15], plans[15]
     assert all("fragments double-buffered" in p for p in plans[17:21]), plans[17:21]
+    sm90 = [r[3] for r in results["sm90"]]
+    for what in ("a K-major", "a M-major", "b K-major", "b N-major", "ordinary loads",
+                 "cp.async 16 B", "128x128x128B tile", "128x64x128B tile",
+                 "fragments double-buffered"):
+        assert any(what in p for p in sm90), (what, sm90)
 
 
 @pytest.mark.parametrize("kmajor,rows", [(True, 128), (False, 128), (False, 64), (False, 32)])
@@ -156,6 +206,35 @@ def test_fragment_reads_match_the_swizzled_tile_and_are_bank_conflict_free(kmajo
                 for half in (idx[:16], idx[16:]):
                     slots = {i % 16 for i in half}
                     assert len(slots) == 16, (kmajor, rows, R, f, kk, sorted(i % 16 for i in half))
+
+
+def _dmma_ptx(arch, frag_db=0, mma="target"):
+    from numba import types
+
+    from nbkernels import toolchain
+    from nbkernels.matmul import config, dmma_kernel, run
+
+    tile = dataclasses.replace(config.F64_TILES[0], frag_db=frag_db)
+    kernel = dmma_kernel.build_kernel(tile, True, False, True, mma=mma)
+    return toolchain.compile_ptx_for(kernel, run._mma_sig(types.float64, types.Tuple(())), arch)
+
+
+@pytest.mark.parametrize("arch,frag_db,want", [("sm_80", 0, "m8n8k4"), ("sm_90", 0, "m16n8k8"),
+                                               ("sm_90a", 0, "m16n8k8"),
+                                               ("sm_90a", 1, "m16n8k4")])
+def test_the_mma_instruction_follows_the_compile_target(arch, frag_db, want):
+    """One kernel source: the f64 shapes of sm_90 where the target has them, m8n8k4 below."""
+    ptx = _dmma_ptx(arch, frag_db)
+    shapes = set(re.findall(r"mma\.sync\.aligned\.(m\d+n\d+k\d+)\.row\.col\.f64", ptx))
+    assert shapes == {want}, (arch, frag_db, shapes)
+
+
+def test_forcing_the_sm90_shapes_below_sm90_is_an_arch_error():
+    from nbkernels import ArchError
+
+    with pytest.raises(ArchError, match=r"mma_m16n8k8_f64 .* needs sm_90 or newer, but this "
+                                        r"kernel is being compiled for sm_80"):
+        _dmma_ptx("sm_80", mma="sm90")
 
 
 def _f64(m, n, k):

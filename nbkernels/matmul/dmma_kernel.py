@@ -10,17 +10,26 @@ Design (per block of ``threads`` threads computing a ``bm x bn`` tile of D):
   ``bm``/``bn`` doubles, one per k (M/N-major operand), so row- and column-major inputs and
   transposed views run without a copy;
 * ``ldmatrix`` moves 16-bit elements, so fragments are read with plain 8-byte shared loads.
-  Lane (g, t) of ``mma.m8n8k4.f64`` holds A[g][t] and B[t][g]: a half-warp reads four rows
+  Lane (g, t) of ``mma.m8n8k4.f64`` holds A[g][t] and B[t][g] (the m16n8k8 fragments are
+  those of two 8-row fragments and two k-quarters stacked): a half-warp reads four rows
   (K-major) or four k (M/N-major) at once. The 16-byte chunk index is XORed with
   ``2 * (row & 3)``, which puts those four rows in four different chunk pairs of the 128-byte
   bank window (two wavefronts per warp, the minimum for 256 bytes);
-* each warp owns a ``wm x wn`` sub-tile and issues ``(wm/8) * (wn/8)`` independent DMMAs per
-  k-step of 4 (32 for the 64x32 warp tile: 256 cycles of an SM sub-partition's DMMA pipe at
-  the H100/H200 rate, against ~30 for a shared load, so the other warp of the sub-partition
-  covers a warp's fragment loads). ``frag_db=1`` loads k-step kk+1's fragments before k-step
-  kk's DMMAs, across the stage boundary too (the wait and barrier move before a stage's last
-  k-step), for 24 more registers: an option to measure, not the default (it spilled in two of
-  the eight layout/loader combinations of the 128x128 tile);
+* K advances in k-groups of 8: a warp loads the m8n8k4 fragments of each of its 8-row and
+  8-column fragments for the group's two k-quarters, then multiplies each 16x8 piece of its
+  ``wm x wn`` sub-tile. The instruction is chosen when the kernel is compiled, by the target
+  (CUDA C++'s ``#if __CUDA_ARCH__ >= 900``, here at lowering: ``_group_by_target``): sm_90 and
+  newer issue one ``mma.m16n8k8.f64`` (SASS DMMA.16x8x8), what CUTLASS uses there (H200 run 7:
+  DMMA.884 reached 25-26.5 TFLOPS, under the ~33 that A100's per-SM DMMA rate allows, against
+  62 for cuBLAS); sm_80 to sm_89 issue four ``mma.m8n8k4.f64`` (DMMA.884) on the same
+  registers, k-quarter 0 before 1 for each accumulator as the m8n8k4 kernel before did, so
+  their results are unchanged. A k-group of the 64x32 warp tile is 16 DMMA.16x8x8 (1024 FMA
+  each) or 64 DMMA.884 (256 each);
+* ``frag_db=1`` loads k-group kg+1's fragments before group kg's MMAs, across the stage
+  boundary too (the wait and barrier move before a stage's last group), in k-groups of 4
+  (``mma.m16n8k4.f64`` on sm_90+, two m8n8k4 below): doubled groups of 8 spill 72 / 124 B on
+  sm_80 / sm_90a (ptxas 13.4). An option to measure, not the default (with m8n8k4 it ran
+  0.38-0.40x cuBLAS against 0.42-0.49x without);
 * the epilogue is the 16-bit kernel's (the accumulators are held in its m16n8 layout: rows g
   and g + 8 of 16-row blocks), with predicated 8-byte loads of C and stores of D.
 
@@ -29,16 +38,101 @@ stride and the batch are run-time arguments.
 """
 from __future__ import annotations
 
-from numba import cuda, float64, int64, uint32
+from functools import lru_cache
+
+from numba import config, cuda, float64, int64, types, uint32
 
 from .. import intrinsics as I
+from ..arch import Arch, compile_target
 from .config import TileConfig, misfit
 from .mma_kernel import (_OUT_BYTES, _dev, _unrolled_epilogue, _wait_group, block_raster,
                          stage_loader)
 
 ESZ = 8
-KSTEP = 4  # K of one mma.m8n8k4.f64
+KSTEP = 4  # K of one mma.m8n8k4.f64: the unit of the fragment loads
 SWZ_PERIOD = 4  # rows after which the swizzle repeats
+SM90 = Arch(9, 0)
+
+
+# --- one k-group of one 16x8 accumulator piece: D = A (16 x k) @ B (k x 8) + C, f64 ----------
+# k = 8: a is the m16n8k8 A fragment (rows g / g + 8 of k-quarter 0, then of k-quarter 1), b
+# the B fragment of k-quarters 0 and 1; k = 4: a holds rows g / g + 8, b one double. c: the
+# m16n8 accumulators (row g: c0 c1, row g + 8: c2 c3).
+def _k8_sm90(a, b, c):
+    return I.mma_m16n8k8_f64(a, b, c)
+
+
+def _k8_m8n8k4(a, b, c):
+    lo = I.mma_m8n8k4_f64(a[0], b[0], (c[0], c[1]))
+    hi = I.mma_m8n8k4_f64(a[1], b[0], (c[2], c[3]))
+    lo = I.mma_m8n8k4_f64(a[2], b[1], lo)
+    hi = I.mma_m8n8k4_f64(a[3], b[1], hi)
+    return (lo[0], lo[1], hi[0], hi[1])
+
+
+def _k4_sm90(a, b, c):
+    return I.mma_m16n8k4_f64(a, b, c)
+
+
+def _k4_m8n8k4(a, b, c):
+    lo = I.mma_m8n8k4_f64(a[0], b, (c[0], c[1]))
+    hi = I.mma_m8n8k4_f64(a[1], b, (c[2], c[3]))
+    return (lo[0], lo[1], hi[0], hi[1])
+
+
+#: (group K, instructions) -> the k-group MMA; "sm90" (m16n8kK) needs sm_90, "m8n8k4" sm_80
+GROUP_MMA = {(8, "sm90"): _k8_sm90, (8, "m8n8k4"): _k8_m8n8k4,
+             (4, "sm90"): _k4_sm90, (4, "m8n8k4"): _k4_m8n8k4}
+MMA_CHOICES = ("target", "sm90", "m8n8k4")
+
+
+@lru_cache(maxsize=None)
+def _group_by_target(k):
+    """The k-group MMA as a numba intrinsic that compiles the sm_90 shape for sm_90+ targets and
+    m8n8k4 below: one kernel source, the instruction picked per compile, as ``#if
+    __CUDA_ARCH__ >= 900`` does in CUDA C++ (the target is known only when lowering, see
+    nbkernels.arch; numba-cuda compiles the chosen function inline with the kernel's flags)."""
+    from numba.cuda.extending import intrinsic
+
+    sm90, older = GROUP_MMA[k, "sm90"], GROUP_MMA[k, "m8n8k4"]
+    f4 = types.UniTuple(float64, 4)
+    want = (types.UniTuple(float64, k // 2), types.UniTuple(float64, k // 4) if k > 4 else
+            float64, f4)
+
+    @intrinsic
+    def mma_f64_group(typingctx, a, b, c):
+        if (a, b, c) != want:
+            raise TypeError(f"mma_f64_group (k={k}) takes {want}, got ({a}, {b}, {c})")
+
+        def codegen(context, builder, sig, args):
+            target = compile_target()
+            impl = sm90 if target is not None and target.satisfies(SM90) else older
+            return context.compile_internal(builder, impl, sig, args)
+
+        return f4(*want), codegen
+
+    return mma_f64_group
+
+
+def group_mma(k, mma):
+    """The MMA of a k-group of ``k`` (8 or 4): ``mma`` "target" picks m16n8k{k} when compiling
+    for sm_90+ and m8n8k4 below; "sm90" (m16n8k{k}) or "m8n8k4" force one. numba's simulator
+    compiles nothing, and runs m8n8k4 for "target"."""
+    if mma not in MMA_CHOICES:
+        raise ValueError(f"dmma: mma must be one of {MMA_CHOICES}, got {mma!r}")
+    if config.ENABLE_CUDASIM:
+        return GROUP_MMA[k, "m8n8k4" if mma == "target" else mma]
+    if mma == "target":
+        return _group_by_target(k)
+    return _dev(GROUP_MMA[k, mma])
+
+
+def mma_description(k, mma="target"):
+    """Which instructions a k-group issues, for the kernel's ``nbk_mma`` (explain, reports)."""
+    sm90, older = f"mma.m16n8k{k}.f64", f"{k // 2} x mma.m8n8k4.f64"
+    if mma != "target":
+        return (sm90 if mma == "sm90" else older) + " (forced)"
+    return f"{sm90} on sm_90+, {older} on sm_80-sm_89"
 
 
 @_dev
@@ -47,11 +141,11 @@ def swizzle(row, ch):
     return ch ^ ((row & 3) << 1)
 
 
-# --- shared -> registers: where lane (g, t)'s element of fragment f at k-step kk sits, in doubles
-# from the operand's tile start, from three per-thread values (base, x0, x1). In doubles, not
-# bytes: a byte offset shifted right by 3 hid the constant parts from ptxas, which then kept one
-# index register per load. R is the warp's first row (K-major) or element (M/N-major) in the
-# tile, a multiple of 16; ROWD the doubles per tile row.
+# --- shared -> registers: where lane (g, t)'s element of fragment f at k-quarter kk sits, in
+# doubles from the operand's tile start, from three per-thread values (base, x0, x1). In
+# doubles, not bytes: a byte offset shifted right by 3 hid the constant parts from ptxas, which
+# then kept one index register per load. R is the warp's first row (K-major) or element
+# (M/N-major) in the tile, a multiple of 16; ROWD the doubles per tile row.
 @_dev
 def operand_terms(kmajor, ROWD, R, g, t):
     if kmajor:
@@ -71,20 +165,26 @@ def frag_index(kmajor, ROWD, terms, f, kk):
 
 
 def build_kernel(cfg: TileConfig, a_kmajor: bool, b_kmajor: bool, async_copy: bool,
-                 epilogue=None, n_extra: int = 0, partial: bool = False):
-    """The kernel for one (config, layouts, loader, epilogue); see the module docstring."""
+                 epilogue=None, n_extra: int = 0, partial: bool = False, mma: str = "target"):
+    """The kernel for one (config, layouts, loader, epilogue); see the module docstring.
+    ``mma``: "target" (the instruction by compile target), or forced: "sm90" (m16n8k8, or
+    m16n8k4 with frag_db) or "m8n8k4"."""
     if partial:
         raise ValueError("the f64 kernel has no split-K partials")
     why = misfit(cfg, "f64")
     if why:
         raise ValueError(f"{cfg}: {why}")
+    FRAG_DB = bool(cfg.frag_db)
+    MMA_K = 4 if FRAG_DB else 8  # K of a k-group (doubled groups of 8 spill: module docstring)
+    group = group_mma(MMA_K, mma)
     BM, BN, STAGES = cfg.bm, cfg.bn, cfg.stages
     BK = cfg.bk_bytes // ESZ
-    KSTEPS = BK // KSTEP  # 4, unrolled by hand below
+    KSTEPS = BK // MMA_K  # k-groups per stage: 2 (4 with frag_db), unrolled by hand below
+    Q = MMA_K // KSTEP  # k-quarters per group
     WARPS_N = cfg.warps_n
     WM, WN = BM // cfg.warps_m, BN // cfg.warps_n
     MF, NF = WM // 8, WN // 8  # 8-row / 8-column fragments of a warp tile
-    MP = MF // 2  # accumulators in pairs of 8-row fragments (the m16n8 epilogue's layout)
+    MP = MF // 2  # 16-row pieces: pairs of 8-row fragments (the m16n8 layout, epilogue too)
     NT = cfg.threads
     # Shared-memory tile geometry: rows x 16-byte chunks per row.
     A_ROWS, A_CPR = (BM, BK // 2) if a_kmajor else (BK, BM // 2)
@@ -102,26 +202,38 @@ def build_kernel(cfg: TileConfig, a_kmajor: bool, b_kmajor: bool, async_copy: bo
     OSZ = _OUT_BYTES["f64"]
 
     A_ROWD, B_ROWD = A_ROWB // ESZ, B_ROWB // ESZ  # doubles per tile row
-    FRAG_DB = bool(cfg.frag_db)
     NBUF = 2 if FRAG_DB else 1
     A_DBL, STAGE_DBL = A_BYTES // ESZ, STAGE_BYTES // ESZ
 
     @_dev
     def load_frags(sm64, s_dbl, kk, buf, a_terms, b_terms, afrag, bfrag):
-        for f in range(MF):
-            afrag[buf, f] = sm64[s_dbl + frag_index(a_kmajor, A_ROWD, a_terms, f, kk)]
-        for n in range(NF):
-            bfrag[buf, n] = sm64[s_dbl + A_DBL + frag_index(b_kmajor, B_ROWD, b_terms, n, kk)]
+        """The fragments of k-group kk: k-quarters Q*kk .. Q*kk + Q-1."""
+        for q in range(Q):
+            for f in range(MF):
+                afrag[buf, f, q] = sm64[s_dbl + frag_index(a_kmajor, A_ROWD, a_terms, f,
+                                                           Q * kk + q)]
+            for n in range(NF):
+                bfrag[buf, n, q] = sm64[s_dbl + A_DBL + frag_index(b_kmajor, B_ROWD, b_terms, n,
+                                                                   Q * kk + q)]
+
+    if Q == 2:
+        @_dev
+        def group_operands(afrag, bfrag, buf, p, n):
+            return ((afrag[buf, 2 * p, 0], afrag[buf, 2 * p + 1, 0], afrag[buf, 2 * p, 1],
+                     afrag[buf, 2 * p + 1, 1]), (bfrag[buf, n, 0], bfrag[buf, n, 1]))
+    else:
+        @_dev
+        def group_operands(afrag, bfrag, buf, p, n):
+            return (afrag[buf, 2 * p, 0], afrag[buf, 2 * p + 1, 0]), bfrag[buf, n, 0]
 
     @_dev
     def mmas(buf, afrag, bfrag, acc):
-        for f in range(MF):
+        for p in range(MP):
             for n in range(NF):
-                h = 2 * (f & 1)
-                d = I.mma_m8n8k4_f64(afrag[buf, f], bfrag[buf, n],
-                                     (acc[f >> 1, n, h], acc[f >> 1, n, h + 1]))
-                acc[f >> 1, n, h] = d[0]
-                acc[f >> 1, n, h + 1] = d[1]
+                a, b = group_operands(afrag, bfrag, buf, p, n)
+                d = group(a, b, (acc[p, n, 0], acc[p, n, 1], acc[p, n, 2], acc[p, n, 3]))
+                for i in range(4):
+                    acc[p, n, i] = d[i]
 
     @_dev
     def next_stage(smem, kt, ktiles, kfull, interior, a_base, b_base, sta, stb, m0, n0, M, N, K,
@@ -137,9 +249,9 @@ def build_kernel(cfg: TileConfig, a_kmajor: bool, b_kmajor: bool, async_copy: bo
     @_dev
     def kstep(kk, sm64, smem, s_dbl, nx_dbl, kt, ktiles, kfull, interior, a_base, b_base, sta,
               stb, m0, n0, M, N, K, lda, ldb, tid, offs, afrag, bfrag, acc):
-        """k-step kk (a literal) of k-tile kt."""
+        """k-group kk (a literal) of k-tile kt."""
         a_terms, b_terms = offs
-        if not FRAG_DB:  # wait and barrier, refill a slot, then load and multiply each k-step
+        if not FRAG_DB:  # wait and barrier, refill a slot, then load and multiply each k-group
             if kk == 0:
                 if async_copy:
                     wait_stages()
@@ -149,8 +261,8 @@ def build_kernel(cfg: TileConfig, a_kmajor: bool, b_kmajor: bool, async_copy: bo
             load_frags(sm64, s_dbl, kk, 0, a_terms, b_terms, afrag, bfrag)
             mmas(0, afrag, bfrag, acc)
             return
-        # double-buffered: the next k-step's fragments first (at the last k-step the next
-        # stage's, after the barrier of k-step KSTEPS-2), then this k-step's DMMAs
+        # double-buffered: the next k-group's fragments first (at the last k-group the next
+        # stage's, after the barrier of k-group KSTEPS-2), then this k-group's MMAs
         if kk + 1 < KSTEPS:
             load_frags(sm64, s_dbl, kk + 1, (kk + 1) % 2, a_terms, b_terms, afrag, bfrag)
         else:
@@ -160,7 +272,7 @@ def build_kernel(cfg: TileConfig, a_kmajor: bool, b_kmajor: bool, async_copy: bo
                        K, lda, ldb, tid)
         mmas(kk % 2, afrag, bfrag, acc)
         if kk == KSTEPS - 2:
-            # k-tile kt + 1 has landed (the next k-step reads it) and kt's slot can be refilled
+            # k-tile kt + 1 has landed (the next k-group reads it) and kt's slot can be refilled
             if async_copy:
                 wait_stages()
             cuda.syncthreads()
@@ -198,8 +310,8 @@ def build_kernel(cfg: TileConfig, a_kmajor: bool, b_kmajor: bool, async_copy: bo
             for n in range(NF):
                 for i in range(4):
                     acc[p, n, i] = 0
-        afrag = cuda.local.array((NBUF, MF), float64)
-        bfrag = cuda.local.array((NBUF, NF), float64)
+        afrag = cuda.local.array((NBUF, MF, Q), float64)
+        bfrag = cuda.local.array((NBUF, NF, Q), float64)
         a_terms = operand_terms(a_kmajor, A_ROWD, wm * WM, g, t)
         b_terms = operand_terms(b_kmajor, B_ROWD, wn * WN, g, t)
         offs = (a_terms, b_terms)
@@ -223,16 +335,17 @@ def build_kernel(cfg: TileConfig, a_kmajor: bool, b_kmajor: bool, async_copy: bo
         for kt in range(ktiles):
             s_dbl = (kt % STAGES) * STAGE_DBL
             nx_dbl = ((kt + 1) % STAGES) * STAGE_DBL
-            # four k-steps, unrolled by hand (numba leaves a loop, which keeps ptxas from
-            # overlapping one k-step's loads with the previous one's MMAs)
+            # the k-groups, unrolled by hand (numba leaves a loop, which keeps ptxas from
+            # overlapping one group's loads with the previous one's MMAs)
             kstep(0, sm64, smem, s_dbl, nx_dbl, kt, ktiles, kfull, interior, a_base, b_base,
                   sta, stb, m0, n0, M, N, K, lda, ldb, tid, offs, afrag, bfrag, acc)
             kstep(1, sm64, smem, s_dbl, nx_dbl, kt, ktiles, kfull, interior, a_base, b_base,
                   sta, stb, m0, n0, M, N, K, lda, ldb, tid, offs, afrag, bfrag, acc)
-            kstep(2, sm64, smem, s_dbl, nx_dbl, kt, ktiles, kfull, interior, a_base, b_base,
-                  sta, stb, m0, n0, M, N, K, lda, ldb, tid, offs, afrag, bfrag, acc)
-            kstep(3, sm64, smem, s_dbl, nx_dbl, kt, ktiles, kfull, interior, a_base, b_base,
-                  sta, stb, m0, n0, M, N, K, lda, ldb, tid, offs, afrag, bfrag, acc)
+            if KSTEPS == 4:
+                kstep(2, sm64, smem, s_dbl, nx_dbl, kt, ktiles, kfull, interior, a_base,
+                      b_base, sta, stb, m0, n0, M, N, K, lda, ldb, tid, offs, afrag, bfrag, acc)
+                kstep(3, sm64, smem, s_dbl, nx_dbl, kt, ktiles, kfull, interior, a_base,
+                      b_base, sta, stb, m0, n0, M, N, K, lda, ldb, tid, offs, afrag, bfrag, acc)
         if async_copy:
             I.cp_async_wait_all()
 
@@ -243,4 +356,5 @@ def build_kernel(cfg: TileConfig, a_kmajor: bool, b_kmajor: bool, async_copy: bo
     kernel.nbk_smem_bytes = STAGES * STAGE_BYTES
     kernel.nbk_launch_bounds = (NT, cfg.min_blocks) if cfg.min_blocks else None
     kernel.nbk_threads = NT
+    kernel.nbk_mma = mma_description(MMA_K, mma)
     return kernel
