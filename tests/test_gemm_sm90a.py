@@ -114,7 +114,7 @@ CASES = [
     ("bfloat16", (2, 1), 64, 72, 40, "cc", (64, 64, 2, 8, True), False, True),
     # cooperative consumers of 128 rows (two 64-row wgmma blocks each), both A majors
     ("bfloat16", (0, 0), 200, 72, 136, "rc", (256, 64, 3, 8, False, 128), True, False),
-    ("float16", (0, 0), 130, 64, 72, "cr", (128, 64, 2, 8, False, 128), False, True),
+    ("float16", (0, 0), 136, 64, 72, "cr", (128, 64, 2, 8, False, 128), False, True),
 ]
 
 

@@ -21,6 +21,13 @@ CASES = [  # dtype, M, N, K, layout, variant, precision
     ("float32", 50, 1, 7, "rr", None, "fp32"),       # simt, N = 1
     ("bfloat16", 16, 72, 2000, "rc", None, None),    # split-K + reduction
 ]
+if cupy.cuda.Device().compute_capability == "90":  # Hopper-only variants
+    CASES += [
+        ("bfloat16", 70, 136, 72, "rr", "sm90a", None),   # TMA zero fill at M, N, K edges
+        ("float16", 136, 264, 520, "cc", "sm90a", None),  # M-major a, more k-tiles than stages
+        ("float64", 37, 29, 31, "rc", "dmma", None),      # f64 tensor cores, edges
+        ("float64", 130, 70, 300, "cr", "dmma", None),
+    ]
 
 rng = np.random.default_rng()
 worst = 0.0

@@ -84,17 +84,20 @@ class WgmmaConfig:
                 f"1 TMA producer, {self.stages} stages, persistent")
 
 
-#: 256x128, 4 consumer warpgroups, 4 stages: 192 KB of ring, 64 accumulator registers per
-#: consumer thread. H200 run 1 (docs/perf-notes.md, s1): 595 TFLOPS bf16 at 8192^3 against
-#: 546 for 128x256x4 (2 consumers), 527 vs 530 at 4096^3, 519 vs 466 at 4096x11008x4096.
-DEFAULT = WgmmaConfig(256, 128, 4)
+#: 128x256, 2 consumer warpgroups of 64x256 (128 accumulator registers each, setmaxnreg 232),
+#: 4 stages: 192 KB of ring. H200 run 4 of session 4 (docs/perf-notes.md, s3, the first
+#: runs with the wgmma pipelined): 635 / 616 / 569 TFLOPS bf16 at 8192^3 / 4096^3 /
+#: 4096x11008x4096 against 631 / 593 / 544 for 256x128x4 (4 consumers of 64 rows).
+DEFAULT = WgmmaConfig(128, 256, 4)
 #: For problems with few tiles: twice the tiles, 6 stages in the same memory.
 SMALL = WgmmaConfig(128, 128, 6)
-CANDIDATES = (DEFAULT, SMALL, WgmmaConfig(128, 256, 4), WgmmaConfig(128, 256, 3),
+CANDIDATES = (DEFAULT, SMALL, WgmmaConfig(256, 128, 4), WgmmaConfig(256, 128, 4, 8, False, 128),
+              WgmmaConfig(128, 256, 3),
               WgmmaConfig(64, 128, 4), WgmmaConfig(128, 128, 6, 8, True),
               WgmmaConfig(64, 256, 5, 8, True))
 #: A last wave of tiles this short against the SM count still favours the larger tile
-#: (run 1, 2048^3: 128 tiles of 256x128 on 132 SMs, 276 TFLOPS; 512 of 128x128: 232).
+#: (run 1, 2048^3: 128 tiles of 256x128 on 132 SMs, 276 TFLOPS; 512 of 128x128: 232;
+#: session 4 run 4: 128 tiles of 128x256, 303).
 FILL = 0.9
 
 
