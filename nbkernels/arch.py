@@ -17,7 +17,7 @@ from .errors import NbkernelsError
 SUPPORTED_ARCHS = ("sm_75", "sm_80", "sm_86", "sm_89", "sm_90", "sm_90a")
 MIN_ARCH = (7, 5)
 
-_ARCH_RE = re.compile(r"^(?:sm_|compute_)?(\d)(\d+)([af]?)$")
+_ARCH_RE = re.compile(r"^(?:sm_|compute_)?(\d+)(\d)([af]?)$")
 
 
 @dataclass(frozen=True, order=True)

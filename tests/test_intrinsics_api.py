@@ -103,6 +103,7 @@ def test_render_template_vectors_braces_parts_and_constants():
 def test_arch_parse_and_satisfies():
     assert Arch.parse("sm_90a") == Arch(9, 0, "a")
     assert Arch.parse((8, 6)) == Arch(8, 6)
+    assert Arch.parse("sm_100a") == Arch(10, 0, "a") and Arch.parse("sm_120") == Arch(12, 0)
     assert Arch(9, 0).satisfies(Arch(8, 0))
     assert not Arch(8, 6).satisfies(Arch(8, 9))
     assert not Arch(9, 0).satisfies(Arch(9, 0, "a"))
