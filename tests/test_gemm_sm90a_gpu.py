@@ -20,7 +20,8 @@ cupy = pytest.importorskip("cupy")
 # row-major a. Large ones give more tiles than SMs (the persistent loop) and many k-tiles.
 SIZES8 = [8, 16, 24, 40, 64, 72, 128, 136, 192, 256, 264, 520, 1000, 1024, 2056]
 SIZES_M = [1, 3, 17, 64, 65, 127, 128, 129, 255, 300, 1000, 2049]
-TILES = [None, wc.WgmmaConfig(128, 128, 6), wc.WgmmaConfig(128, 256, 4),
+TILES = [None, wc.WgmmaConfig(128, 128, 6), wc.WgmmaConfig(256, 128, 4),
+         wc.WgmmaConfig(256, 128, 4, 8, False, 128),
          wc.WgmmaConfig(64, 128, 4), wc.WgmmaConfig(128, 128, 6, 8, True),
          wc.WgmmaConfig(64, 256, 5, 8, True)]
 
