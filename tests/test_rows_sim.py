@@ -54,6 +54,25 @@ LOOP_CASES += [("rms_norm", "float32", (1, 64), "contig", None, "loop2"),
                ("layer_norm", "float32", (5, 64), "contig", "equal", "warploop")]
 CASES += LOOP_CASES
 
+# rows that fill every thread's 32 elements (the unmasked path each thread takes when none of
+# its elements lie past the row's end), and rows a few short of it (full and partial threads
+# in one group): warp, block, looping and split layouts, non-finite and equal values
+FULL_CASES = [(op, dt, (2, 1024), "contig", None, "warp")
+              for op, dt in itertools.product(OPS, ("bfloat16", "float32"))]
+FULL_CASES += [("layer_norm", "float16", (3, 2048), "contig", None, "loop2"),
+               ("layer_norm", "bfloat16", (2, 2040), "contig", None, "block"),
+               ("layer_norm", "bfloat16", (2, 2048), "contig", None, "split"),
+               ("layer_norm", "float32", (3, 1024), "contig", "equal", "warploop"),
+               ("softmax", "float16", (3, 2048), "contig", "big", "loop1"),
+               ("softmax", "bfloat16", (2, 2048), "contig", None, "split"),
+               ("softmax", "float32", (4, 1024), "contig", "nonfinite", "warp"),
+               ("rms_norm", "float16", (2, 2044), "contig", None, "loop2"),
+               ("rms_norm_residual", "bfloat16", (3, 2048), "contig", None, "loop2"),
+               ("rms_norm_residual", "float16", (2, 2048), "contig", None, "split"),
+               ("swiglu", "float16", (3, 2048), "contig", "nonfinite", "loop2"),
+               ("swiglu_packed", "float32", (2, 2048), "contig", None, "splitloop")]
+CASES += FULL_CASES
+
 # Turing's path (no cp.async: rows staged through registers; bf16 rounded in integer code)
 SM75_CASES = [(op, dt, (3, 300), "contig", None, var)
               for op in ("rms_norm_residual", "layer_norm", "softmax", "swiglu")

@@ -25,6 +25,7 @@ from numba import cuda, float32, int64, uint16, uint32, uint64
 from ..intrinsics import convert as C
 from ..intrinsics import cp_async as A
 from ..intrinsics import memory as M
+from ..intrinsics.define import define
 from ..intrinsics.warp import shfl_bfly_f32
 
 PER_THREAD = 32  # elements a thread stages per buffer: 64 B of bf16, 128 B of float32
@@ -51,6 +52,15 @@ def bf16_bits_sw(x):
     if (b & 0x7FFFFFFF) > 0x7F800000:
         return uint32((b >> 16) | 0x40)  # quiet NaN, sign kept
     return uint32((int64(b) + 0x7FFF + ((b >> 16) & 1)) >> 16)
+
+
+#: ``n`` unchanged, but a value the compiler must recompute each row: the masks and offsets
+#: of a thread's partial groups depend only on (thread, n), so LLVM hoisted all of them out of
+#: the row loop and kept them live across it (128 registers and spills on sm_90a); derived
+#: from this per row they stay in the partial path
+opaque = define("nbk_rows_opaque", "mov.b64 $d, $x;", outputs=("d:s64",), inputs=("x:s64",),
+                side_effect=True, simulate=lambda x: np.int64(x),
+                doc="x, through a volatile mov (no hoisting or merging across it).")
 
 
 def make_io(kind: str, sm80: bool, row_kind: str | None = None):
@@ -207,6 +217,7 @@ def make_io(kind: str, sm80: bool, row_kind: str | None = None):
     if sm80:
         @dev
         def issue(sh, base, addr, m, t, G):
+            m = opaque(m)  # byte counts per row: hoisted, 8 of them spilled float32 kernels
             for j in range(V):
                 for q in range(GW // 4):
                     e = (j * G + t) * S + q * E
@@ -258,22 +269,162 @@ def make_io(kind: str, sm80: bool, row_kind: str | None = None):
         """Group ``j`` holds no padding: its elements need no mask."""
         return (j * G + t) * S + S <= m
 
+    # --- a thread's whole share of a row in registers (vals: a float32 local array of
+    # PER_THREAD, element e = group e // S, slot e % S; every index is a constant once the
+    # loops unroll, so it lives in registers). Shared addresses in 32-bit arithmetic from
+    # one per-row base: the per-group 64-bit index math of fetch() cost ~2.5 instructions
+    # per element (nbkernels.rows.sasscount, sm_90a).
+    if half:
+        if kind == "bf16":
+            @dev
+            def lo_f32(w):
+                return C.bits_to_f32(w << 16)
+
+            @dev
+            def hi_f32(w):
+                return C.bits_to_f32(w & 0xFFFF0000)
+
+            if sm80:
+                @dev
+                def pack2(a, b):
+                    return C.pack_bf16x2(a, b)
+            else:
+                @dev
+                def pack2(a, b):
+                    return uint32(bf16_bits_sw(a) | (bf16_bits_sw(b) << 16))
+        else:
+            @dev
+            def lo_f32(w):
+                return C.f16_bits_to_f32(uint16(w & 0xFFFF))
+
+            @dev
+            def hi_f32(w):
+                return C.f16_bits_to_f32(uint16(w >> 16))
+
+            @dev
+            def pack2(a, b):
+                return C.pack_f16x2(a, b)
+
+    @dev
+    def gaddr(sh, base, t, G, j):
+        """32-bit shared address of this thread's slot group ``j`` at word ``base``."""
+        return uint32(M.smem_addr(sh, 0)) + (uint32(base) + (uint32(j) * uint32(G) +
+                                                             uint32(t)) * uint32(GW)) * uint32(4)
+
+    @dev
+    def load_group(sh, base, t, G, j, vals, o):
+        """Slot group ``j`` staged at word ``base`` as float32 into ``vals[o:o + S]``."""
+        a = gaddr(sh, base, t, G, j)
+        for q in range(GW // 4):
+            w = M.ld_shared_v4(a + uint32(q * 16))
+            for i in range(4):
+                if half:
+                    vals[o + q * 8 + 2 * i] = lo_f32(w[i])
+                    vals[o + q * 8 + 2 * i + 1] = hi_f32(w[i])
+                else:
+                    vals[o + q * 4 + i] = C.bits_to_f32(w[i])
+
+    @dev
+    def load_row(sh, base, t, G, vals):
+        """All of this thread's staged elements (padding reads as the zeros cp.async wrote)."""
+        for j in range(V):
+            load_group(sh, base, t, G, j, vals, j * S)
+
+    @dev
+    def pack_group(vals, o, words):
+        """``vals[o:o + S]`` rounded to the kind into ``words`` (GW words)."""
+        for i in range(GW):
+            if half:
+                words[i] = pack2(vals[o + 2 * i], vals[o + 2 * i + 1])
+            else:
+                words[i] = C.f32_to_bits(vals[o + i])
+
+    @dev
+    def unpack_group(words, vals, o):
+        """The inverse of :func:`pack_group`: ``words`` as float32 into ``vals[o:o + S]``."""
+        for i in range(GW):
+            if half:
+                vals[o + 2 * i] = lo_f32(words[i])
+                vals[o + 2 * i + 1] = hi_f32(words[i])
+            else:
+                vals[o + i] = C.bits_to_f32(words[i])
+
+    @dev
+    def store_words(addr, m, t, G, j, full_row, words):
+        """Slot group ``j`` (``words``) stored into the row at global ``addr`` (its element
+        0): 16-byte stores without checks when ``full_row``, else only the part below
+        ``m``. Callers branch on ``full_row`` outside their loop over the groups (a branch
+        per group kept every group's outputs live until the stores)."""
+        if full_row:
+            g = addr + ((j * G + t) * S) * esz
+            for q in range(GW // 4):
+                M.st_global_v4(uint64(g + q * 16), (words[q * 4], words[q * 4 + 1],
+                                                    words[q * 4 + 2], words[q * 4 + 3]))
+        else:
+            gstore(addr, m, t, G, j, words)
+
+    @dev
+    def store_group(addr, m, t, G, j, full_row, vals, o):
+        """``vals[o:o + S]`` rounded to the kind and stored as slot group ``j``
+        (:func:`store_words`)."""
+        words = cuda.local.array(GW, uint32)
+        pack_group(vals, o, words)
+        store_words(addr, m, t, G, j, full_row, words)
+
+    @dev
+    def count(t, G, m):
+        """How many of this thread's elements lie in the ``m`` (a prefix of its order)."""
+        c = int64(0)
+        for j in range(V):
+            c += min(max(m - (j * G + t) * S, 0), S)
+        return uint32(c)
+
     return SimpleNamespace(issue=issue, wait=wait, commit=commit, wait_older=wait_older,
                            full=full, fetch=fetch, put_back=put_back, gload=gload, gstore=gstore,
                            get=get, put=put, first=first, elem=elem, gw=GW, groups=V, slot=S,
-                           words=PER_THREAD * esz // 4)
+                           words=PER_THREAD * esz // 4, load_group=load_group,
+                           load_row=load_row, store_group=store_group, pack_group=pack_group,
+                           unpack_group=unpack_group, store_words=store_words,
+                           count=count)
 
 
 LOG2E = np.float32(1.4426950408889634)
 
 
+def _ftz(x):
+    x = np.float32(x)
+    return np.float32(0) * np.sign(x) if 0 < abs(x) < np.float32(2.0**-126) else x
+
+
+def _ex2_sim(x):
+    with np.errstate(over="ignore"):
+        return _ftz(np.exp2(_ftz(x)))
+
+
+def _rcp_sim(x):
+    with np.errstate(divide="ignore"):
+        return _ftz(np.float32(1) / _ftz(x))
+
+
+#: 2^x, one MUFU.EX2; ex2.approx.f32 without .ftz assembles to 4 instructions (a scaling
+#: of denormal results): results below 2^-126 flush to zero here, which no row op can see
+#: (softmax: e^-87 of the row's largest value)
+ex2_ftz = define("nbk_rows_ex2_ftz", "ex2.approx.ftz.f32 $d, $x;", outputs=("d:f32",),
+                 inputs=("x:f32",), sass=("MUFU.EX2",), simulate=_ex2_sim,
+                 doc="2^x, approximate (2 ulp), denormals flushed to zero.")
+#: 1/x, one MUFU.RCP; the IEEE division it replaces in silu is ~8 instructions with a branch
+rcp_ftz = define("nbk_rows_rcp_ftz", "rcp.approx.ftz.f32 $d, $x;", outputs=("d:f32",),
+                 inputs=("x:f32",), sass=("MUFU.RCP",), simulate=_rcp_sim,
+                 doc="1/x, approximate (1 ulp), denormals flushed to zero.")
+
+
 @dev
 def fast_exp(v):
-    """exp(v) as 2^(v * log2 e): math.exp2 is one ex2.approx (MUFU.EX2) where math.exp's
-    libdevice expf is ~10 instructions; relative error a few float32 ulps. softmax passes
-    x - max, exact near the max, so rows of values near 1e4 keep full accuracy (folding the
-    max into an FMA, x * log2e - max * log2e, would lose ~1e-3 there)."""
-    return math.exp2(v * LOG2E)
+    """exp(v) as 2^(v * log2 e): one MUFU.EX2 (ex2_ftz) where math.exp's libdevice expf is
+    ~10 instructions; relative error a few float32 ulps. softmax passes x - max, exact near
+    the max, so rows of values near 1e4 keep full accuracy (folding the max into an FMA,
+    x * log2e - max * log2e, would lose ~1e-3 there)."""
+    return ex2_ftz(v * LOG2E)
 
 
 @dev
@@ -303,16 +454,21 @@ def group_sum(v, G, red, slot):
     block (RowConfig allows several rows per block only for the warp layout), so its barrier
     is reached by every thread. A slot may be written again only after every thread has
     passed a later barrier: a loop over rows alternates two slots (or uses two reductions a
-    row, as layer_norm and softmax do)."""
+    row, as layer_norm and softmax do). The warps' partials are summed by 16 lanes at once
+    in four butterfly steps (a loop over them cost ~2 instructions per element a row)."""
     v = warp_sum(v)
     if G > 32:
         tb = cuda.threadIdx.x
         if tb % 32 == 0:
             red[slot, tb // 32] = v
         cuda.syncthreads()
-        v = float32(0)
-        for w in range(G // 32):
-            v += red[slot, w]
+        lane = tb % 16  # both half-warps read the partials: every lane ends with the sum
+        p = red[slot, lane]
+        v = p if lane < G // 32 else float32(0)
+        v += shfl_bfly_f32(v, 8)
+        v += shfl_bfly_f32(v, 4)
+        v += shfl_bfly_f32(v, 2)
+        v += shfl_bfly_f32(v, 1)
     return v
 
 
@@ -325,9 +481,13 @@ def group_max(v, G, red, slot):
         if tb % 32 == 0:
             red[slot, tb // 32] = v
         cuda.syncthreads()
-        v = float32(-math.inf)
-        for w in range(G // 32):
-            v = max(v, red[slot, w])
+        lane = tb % 16
+        p = red[slot, lane]
+        v = p if lane < G // 32 else float32(-math.inf)
+        v = max(v, shfl_bfly_f32(v, 8))
+        v = max(v, shfl_bfly_f32(v, 4))
+        v = max(v, shfl_bfly_f32(v, 2))
+        v = max(v, shfl_bfly_f32(v, 1))
     return v
 
 

@@ -13,7 +13,7 @@ from ..intrinsics import memory as M
 from . import host
 from .config import for_arch
 from .device import (ELEMENT_BYTES, MAX_THREADS, MAX_WARPS, PER_THREAD, dev, group_sum, locate,
-                     make_io, make_loop)
+                     make_io, make_loop, opaque)
 
 NSTAT = 2  # per chunk: mean and sum of squared deviations (combined exactly, Chan et al.)
 
@@ -36,73 +36,93 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
     io = make_io(kind, sm80)
     wio = make_io(wkind, sm80, kind)
     bio = make_io(bkind, sm80, kind)
-    issue, wait, fetch, gstore, get, put, elem, first = (io.issue, io.wait, io.fetch, io.gstore,
-                                                         io.get, io.put, io.elem, io.first)
-    wload, wget, bload, bget = wio.gload, wio.get, bio.gload, bio.get
-    full = io.full
+    issue, wait, first, load_row, store_group, count = (io.issue, io.wait, io.first,
+                                                        io.load_row, io.store_group, io.count)
+    wload, bload = wio.gload, bio.gload
     P, esz, wsz, bsz = PER_THREAD, ELEMENT_BYTES[kind], ELEMENT_BYTES[wkind], ELEMENT_BYTES[bkind]
-    V, S, GW, WGW, BGW, NW = io.groups, io.slot, io.gw, wio.gw, bio.gw, io.words
+    V, S, WGW, BGW, NW = io.groups, io.slot, wio.gw, bio.gw, io.words
     WNW = wio.words if has_w else 0  # words of weight and bias a thread stages (phase 0)
     BNW = bio.words if has_b else 0
-    wissue, wfetch, bissue, bfetch = wio.issue, wio.fetch, bio.issue, bio.fetch
+    wissue, bissue = wio.issue, bio.issue
+    wgroup, bgroup, wget, bget = wio.load_group, bio.load_group, wio.get, bio.get
     zero = float32(0)
 
     @dev
-    def moments(sm, xs, x0, t, G, m, red, slot, tmp):
-        """(mean, sum of squared deviations) of the staged row or chunk over the group. Sums
-        of x - x0 (x0: the row's first element): a row of equal values gets its mean
-        exactly, so (x - mean) is exactly 0 and the output exactly the bias. Masks per
-        element only in a thread's last, partial group (instruction count)."""
-        s = zero
-        for j in range(V):
-            fetch(sm, xs, t, G, j, tmp)
-            if full(j, t, G, m):
-                for k in range(S):
-                    s += get(tmp, k) - x0
-            else:
-                for k in range(S):
-                    s += get(tmp, k) - x0 if elem(j, k, t, G) < m else zero
-        mean = x0 + group_sum(s, G, red, slot) / float32(m)
-        d = zero
-        for j in range(V):
-            fetch(sm, xs, t, G, j, tmp)
-            if full(j, t, G, m):
-                for k in range(S):
-                    dv = get(tmp, k) - mean
-                    d += dv * dv
-            else:
-                for k in range(S):
-                    dv = get(tmp, k) - mean
-                    d += dv * dv if elem(j, k, t, G) < m else zero
-        return mean, group_sum(d, G, red, slot + 1)
+    def moments(sm, xs, x0, t, G, m, red, slot, xv):
+        """(mean, sum of squared deviations) of the staged row or chunk over the group; the
+        thread's elements stay in ``xv`` (registers), which leaves holding x - mean.
+        Sums of x - x0 (x0: the row's first element): a row of equal values gets its mean
+        exactly, so (x - mean) is exactly 0 and the output exactly the bias. Only a thread
+        whose elements run past ``m`` masks them (a compare and a select each)."""
+        load_row(sm, xs, t, G, xv)
+        c = count(t, G, m)
+        full = c == P
+        s0, s1 = zero, zero  # two chains: each FADD waits on the one before it
+        if full:
+            for e in range(0, P, 2):
+                s0 += xv[e] - x0
+                s1 += xv[e + 1] - x0
+        else:
+            for e in range(0, P, 2):
+                s0 += xv[e] - x0 if e < c else zero
+                s1 += xv[e + 1] - x0 if e + 1 < c else zero
+        mean = x0 + group_sum(s0 + s1, G, red, slot) / float32(m)
+        d0, d1 = zero, zero
+        if full:
+            for e in range(0, P, 2):
+                xv[e] -= mean
+                xv[e + 1] -= mean
+                d0 += xv[e] * xv[e]
+                d1 += xv[e + 1] * xv[e + 1]
+        else:
+            for e in range(0, P, 2):
+                xv[e] = xv[e] - mean if e < c else zero
+                xv[e + 1] = xv[e + 1] - mean if e + 1 < c else zero
+                d0 += xv[e] * xv[e]
+                d1 += xv[e + 1] * xv[e + 1]
+        return mean, group_sum(d0 + d1, G, red, slot + 1), full
 
     def make_write(staged: bool):
         @dev
-        def write_row(sm, xs, w, b, t, G, m, mean, rstd, yrow, tmp):
-            """y = (x - mean) * rstd * w + b; w and b staged at words ``w`` / ``b`` (the row
-            loop) or read from global addresses ``w`` / ``b`` (a split row's chunk)."""
-            wtmp = cuda.local.array(WGW, uint32)
-            btmp = cuda.local.array(BGW, uint32)
-            for j in range(V):
-                fetch(sm, xs, t, G, j, tmp)
+        def out_group(sm, xv, w, b, t, G, m, j, rstd, full, yrow):
+            """Group ``j`` of y = (x - mean) * rstd * w + b from ``xv`` (x - mean), stored;
+            w and b staged at words ``w`` / ``b`` (the row loop) or read from global
+            addresses ``w`` / ``b`` (a split row's chunk)."""
+            wv = cuda.local.array(S, float32)
+            bv = cuda.local.array(S, float32)
+            if has_w:
+                if staged:
+                    wgroup(sm, w, t, G, j, wv, 0)
+                else:
+                    wtmp = cuda.local.array(WGW, uint32)
+                    wload(w, m, t, G, j, wtmp)
+                    for k in range(S):
+                        wv[k] = wget(wtmp, k)
+            if has_b:
+                if staged:
+                    bgroup(sm, b, t, G, j, bv, 0)
+                else:
+                    btmp = cuda.local.array(BGW, uint32)
+                    bload(b, m, t, G, j, btmp)
+                    for k in range(S):
+                        bv[k] = bget(btmp, k)
+            for k in range(S):
+                y = xv[j * S + k] * rstd
                 if has_w:
-                    if staged:
-                        wfetch(sm, w, t, G, j, wtmp)
-                    else:
-                        wload(w, m, t, G, j, wtmp)
+                    y *= wv[k]
                 if has_b:
-                    if staged:
-                        bfetch(sm, b, t, G, j, btmp)
-                    else:
-                        bload(b, m, t, G, j, btmp)
-                for k in range(S):
-                    y = (get(tmp, k) - mean) * rstd
-                    if has_w:
-                        y *= wget(wtmp, k)
-                    if has_b:
-                        y += bget(btmp, k)
-                    put(tmp, k, y)
-                gstore(yrow, m, t, G, j, tmp)
+                    y += bv[k]
+                xv[j * S + k] = y
+            store_group(yrow, m, t, G, j, full, xv, j * S)
+
+        @dev
+        def write_row(sm, xv, w, b, t, G, m, rstd, full, yrow):
+            if full:
+                for j in range(V):
+                    out_group(sm, xv, w, b, t, G, m, j, rstd, True, yrow)
+            else:
+                for j in range(V):
+                    out_group(sm, xv, w, b, t, G, m, j, rstd, False, yrow)
         return write_row
 
     write_staged, write_global = make_write(True), make_write(False)
@@ -124,10 +144,11 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
     @dev
     def work(sm, xs, ws, row, it, x0, t, G, c):
         xa, ya, wa, ba, sx, sy, n, eps, red = c
-        tmp = cuda.local.array(GW, uint32)
-        mean, m2 = moments(sm, xs, x0, t, G, n, red, 0, tmp)  # two reductions a row: slots 0
-        rstd = float32(1) / math.sqrt(m2 / float32(n) + eps)  # and 1 suffice
-        write_staged(sm, xs, ws, ws + G * WNW, t, G, n, mean, rstd, ya + row * sy * esz, tmp)
+        n = opaque(n)  # the partial groups' masks: computed in their branch, per row
+        xv = cuda.local.array(P, float32)
+        mean, m2, full = moments(sm, xs, x0, t, G, n, red, 0, xv)  # two reductions a row:
+        rstd = float32(1) / math.sqrt(m2 / float32(n) + eps)  # slots 0 and 1 suffice
+        write_staged(sm, xv, ws, ws + G * WNW, t, G, n, rstd, full, ya + row * sy * esz)
 
     loop = make_loop(io, prologue, stage, work)
 
@@ -144,13 +165,13 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
         row, c, t, c0, m = locate(phase, G, chunks, n)
         if row >= rows:
             return
-        tmp = cuda.local.array(GW, uint32)
+        xv = cuda.local.array(P, float32)
         cap = G * P
         xrow = xa + row * sx * esz
         issue(sm, 0, xrow + c0 * esz, m, t, G)
         wait()
         if phase == 1:
-            mean, m2 = moments(sm, 0, first(xrow), t, G, m, red, 0, tmp)
+            mean, m2, full = moments(sm, 0, first(xrow), t, G, m, red, 0, xv)
             if t == 0:
                 WS[2 * (row * chunks + c)] = mean
                 WS[2 * (row * chunks + c) + 1] = m2
@@ -167,8 +188,11 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
             d += WS[2 * (row * chunks + i) + 1] + float32(min(n - i * cap, cap)) * dm * dm
         m2 = group_sum(d, G, red, 3)
         rstd = float32(1) / math.sqrt(m2 / float32(n) + eps)
-        write_global(sm, 0, wa + c0 * wsz, ba + c0 * bsz, t, G, m, mean, rstd,
-                     ya + (row * sy + c0) * esz, tmp)
+        load_row(sm, 0, t, G, xv)
+        for e in range(P):
+            xv[e] -= mean
+        write_global(sm, xv, wa + c0 * wsz, ba + c0 * bsz, t, G, m, rstd, count(t, G, m) == P,
+                     ya + (row * sy + c0) * esz)
 
     # .minnctapersm 1: without it ptxas squeezed some variants to 64 registers with spills
     # (layer_norm f32 on sm_90a 16 B, swiglu f32 on sm_80 12 B); how many blocks share

@@ -13,8 +13,8 @@ from ..errors import NbkernelsError
 from ..intrinsics import memory as M
 from . import host
 from .config import for_arch
-from .device import (ELEMENT_BYTES, MAX_THREADS, MAX_WARPS, dev, group_sum, locate, make_io,
-                     make_loop)
+from .device import (ELEMENT_BYTES, MAX_THREADS, MAX_WARPS, PER_THREAD, dev, group_sum, locate,
+                     make_io, make_loop, opaque)
 
 NormWithResidual = namedtuple("NormWithResidual", ["out", "residual"])
 NSTAT = 1  # partial sum of squares per chunk
@@ -38,51 +38,77 @@ def rms_norm_ref(x, weight, eps=1e-6, residual=None):
 def build(kind: str, wkind: str, sm80: bool, resid: bool):
     io = make_io(kind, sm80)
     wio = make_io(wkind, sm80, kind)
-    issue, wait, fetch, put_back, gstore = io.issue, io.wait, io.fetch, io.put_back, io.gstore
-    get, put, wload, wget = io.get, io.put, wio.gload, wio.get
-    esz, wsz, V, S, GW, WGW, NW = (ELEMENT_BYTES[kind], ELEMENT_BYTES[wkind], io.groups,
-                                   io.slot, io.gw, wio.gw, io.words)
+    issue, wait, load_row, store_group, count = (io.issue, io.wait, io.load_row,
+                                                 io.store_group, io.count)
+    wload, wget, wgroup = wio.gload, wio.get, wio.load_group
+    pack_group, unpack_group, store_words = io.pack_group, io.unpack_group, io.store_words
+    P, esz, wsz, V, S, GW, WGW, NW = (PER_THREAD, ELEMENT_BYTES[kind], ELEMENT_BYTES[wkind],
+                                      io.groups, io.slot, io.gw, wio.gw, io.words)
     NB = 2 if resid else 1  # staged arrays per row: x (and the residual)
     ROW = NB * NW  # words a thread stages per buffer
     WNW = wio.words  # words of weight a thread stages once (phase 0)
-    wissue, wfetch = wio.issue, wio.fetch
+    wissue = wio.issue
     zero = float32(0)
 
     @dev
-    def sum_squares(sm, xs, hrow, m, t, G, tmp):
-        """This thread's part of the sum of squares of a staged row or chunk; with a residual,
-        h = x + residual (rounded to x's dtype) is formed, stored at ``hrow`` and put back in
-        x's buffer for the second pass."""
-        ss = zero
-        for j in range(V):
-            fetch(sm, xs, t, G, j, tmp)
-            if resid:
-                rtmp = cuda.local.array(GW, uint32)
-                fetch(sm, xs + G * NW, t, G, j, rtmp)
-                for k in range(S):
-                    put(tmp, k, get(tmp, k) + get(rtmp, k))
-                put_back(sm, xs, t, G, j, tmp)
-                gstore(hrow, m, t, G, j, tmp)
-            for k in range(S):
-                v = get(tmp, k)
-                ss += v * v
-        return ss
+    def keep_h(hrow, m, t, G, j, full, xv):
+        """Group ``j`` of h rounded to x's dtype: stored, and what is normalized."""
+        words = cuda.local.array(GW, uint32)
+        pack_group(xv, j * S, words)
+        store_words(hrow, m, t, G, j, full, words)
+        unpack_group(words, xv, j * S)
+
+    @dev
+    def sum_squares(sm, xs, hrow, m, t, G, xv):
+        """(this thread's part of the sum of squares of a staged row or chunk, whether all
+        its elements lie below ``m``); ``xv`` (registers) leaves holding the values. With a
+        residual, h = x + residual (rounded to x's dtype) is formed, stored at ``hrow`` and
+        normalized."""
+        load_row(sm, xs, t, G, xv)
+        c = count(t, G, m)
+        full = c == P
+        if resid:
+            rv = cuda.local.array(P, float32)
+            load_row(sm, xs + G * NW, t, G, rv)
+            for e in range(P):
+                xv[e] += rv[e]
+            if full:
+                for j in range(V):
+                    keep_h(hrow, m, t, G, j, True, xv)
+            else:
+                for j in range(V):
+                    keep_h(hrow, m, t, G, j, False, xv)
+        s0, s1 = zero, zero  # two chains: each FFMA waits on the one before it
+        for e in range(0, P, 2):  # padding is zero (cp.async zero-fill): no mask
+            s0 += xv[e] * xv[e]
+            s1 += xv[e + 1] * xv[e + 1]
+        return s0 + s1, full
 
     def make_scale(staged: bool):
         @dev
-        def scale(sm, xs, w, yrow, m, inv, t, G, tmp):
+        def out_group(sm, xv, w, yrow, m, inv, t, G, j, full):
+            wv = cuda.local.array(S, float32)
+            if staged:
+                wgroup(sm, w, t, G, j, wv, 0)
+            else:
+                wtmp = cuda.local.array(WGW, uint32)
+                wload(w, m, t, G, j, wtmp)
+                for k in range(S):
+                    wv[k] = wget(wtmp, k)
+            for k in range(S):
+                xv[j * S + k] = xv[j * S + k] * inv * wv[k]
+            store_group(yrow, m, t, G, j, full, xv, j * S)
+
+        @dev
+        def scale(sm, xv, w, yrow, m, inv, t, G, full):
             """y = h * inv * weight; the weight staged at word ``w`` (the row loop) or read
             from global address ``w`` (a split row's chunk)."""
-            wtmp = cuda.local.array(WGW, uint32)
-            for j in range(V):
-                fetch(sm, xs, t, G, j, tmp)
-                if staged:
-                    wfetch(sm, w, t, G, j, wtmp)
-                else:
-                    wload(w, m, t, G, j, wtmp)
-                for k in range(S):
-                    put(tmp, k, get(tmp, k) * inv * wget(wtmp, k))
-                gstore(yrow, m, t, G, j, tmp)
+            if full:
+                for j in range(V):
+                    out_group(sm, xv, w, yrow, m, inv, t, G, j, True)
+            else:
+                for j in range(V):
+                    out_group(sm, xv, w, yrow, m, inv, t, G, j, False)
         return scale
 
     scale_staged, scale_global = make_scale(True), make_scale(False)
@@ -103,11 +129,12 @@ def build(kind: str, wkind: str, sm80: bool, resid: bool):
     @dev
     def work(sm, xs, ws, row, it, pivot, t, G, c):
         xa, ra, wa, ya, ha, sx, sr, sy, sh_, n, eps, red = c
-        tmp = cuda.local.array(GW, uint32)
-        ss = sum_squares(sm, xs, ha + row * sh_ * esz, n, t, G, tmp)
+        n = opaque(n)  # the partial groups' masks: computed in their branch, per row
+        xv = cuda.local.array(P, float32)
+        ss, full = sum_squares(sm, xs, ha + row * sh_ * esz, n, t, G, xv)
         ss = group_sum(ss, G, red, it & 1)  # one reduction a row: alternate two slots
         inv = float32(1) / math.sqrt(ss / float32(n) + eps)
-        scale_staged(sm, xs, ws, ya + row * sy * esz, n, inv, t, G, tmp)
+        scale_staged(sm, xv, ws, ya + row * sy * esz, n, inv, t, G, full)
 
     loop = make_loop(io, prologue, stage, work)
 
@@ -126,7 +153,7 @@ def build(kind: str, wkind: str, sm80: bool, resid: bool):
         row, c, t, c0, m = locate(phase, G, chunks, n)
         if row >= rows:
             return
-        tmp = cuda.local.array(GW, uint32)
+        xv = cuda.local.array(P, float32)
         if resid and phase == 2:  # the finishing pass reads back the stored h
             issue(sm, 0, ha + (row * sh_ + c0) * esz, m, t, G)
         else:
@@ -135,8 +162,8 @@ def build(kind: str, wkind: str, sm80: bool, resid: bool):
                 issue(sm, G * NW, ra + (row * sr + c0) * esz, m, t, G)
         wait()
         if phase == 1:
-            ss = group_sum(sum_squares(sm, 0, ha + (row * sh_ + c0) * esz, m, t, G, tmp), G,
-                           red, 0)
+            ss, full = sum_squares(sm, 0, ha + (row * sh_ + c0) * esz, m, t, G, xv)
+            ss = group_sum(ss, G, red, 0)
             if t == 0:
                 WS[row * chunks + c] = ss
             return
@@ -145,7 +172,9 @@ def build(kind: str, wkind: str, sm80: bool, resid: bool):
             ss += WS[row * chunks + i]
         ss = group_sum(ss, G, red, 1)
         inv = float32(1) / math.sqrt(ss / float32(n) + eps)
-        scale_global(sm, 0, wa + c0 * wsz, ya + (row * sy + c0) * esz, m, inv, t, G, tmp)
+        load_row(sm, 0, t, G, xv)  # x, or with a residual the h phase 1 stored
+        scale_global(sm, xv, wa + c0 * wsz, ya + (row * sy + c0) * esz, m, inv, t, G,
+                     count(t, G, m) == P)
 
     # .minnctapersm 1: without it ptxas squeezed some variants to 64 registers with spills
     # (layer_norm f32 on sm_90a 16 B, swiglu f32 on sm_80 12 B); how many blocks share

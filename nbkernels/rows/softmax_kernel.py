@@ -12,8 +12,8 @@ from ..errors import NbkernelsError
 from ..intrinsics import memory as M
 from . import host
 from .config import for_arch
-from .device import (ELEMENT_BYTES, MAX_THREADS, MAX_WARPS, NEG_INF, dev, fast_exp,
-                     group_max, group_sum, locate, make_io, make_loop)
+from .device import (ELEMENT_BYTES, MAX_THREADS, MAX_WARPS, NEG_INF, PER_THREAD, dev, fast_exp,
+                     group_max, group_sum, locate, make_io, make_loop, opaque)
 
 NSTAT = 2  # per chunk: max and sum of exp(x - max)
 
@@ -28,50 +28,56 @@ def softmax_ref(x, axis=-1):
 @functools.lru_cache(maxsize=None)
 def build(kind: str, sm80: bool):
     io = make_io(kind, sm80)
-    issue, wait, fetch, gstore, get, put, elem = (io.issue, io.wait, io.fetch, io.gstore, io.get,
-                                                  io.put, io.elem)
-    full = io.full
-    esz, V, S, GW, NW = ELEMENT_BYTES[kind], io.groups, io.slot, io.gw, io.words
+    issue, wait, load_row, store_group, count = (io.issue, io.wait, io.load_row,
+                                                 io.store_group, io.count)
+    P, esz, V, S, NW = PER_THREAD, ELEMENT_BYTES[kind], io.groups, io.slot, io.words
     zero = float32(0)
 
     @dev
-    def row_stats(sm, xs, t, G, m, red, slot, tmp):
-        """(max, sum of exp(x - max)) of the staged row or chunk, over the group.
-        Masks per element only in a thread's last, partial group: per-element masks
-        everywhere cost a third of the bf16 throughput (instruction-bound)."""
+    def row_stats(sm, xs, t, G, m, red, slot, xv):
+        """(max, sum of exp(x - max)) of the staged row or chunk, over the group; ``xv``
+        (registers) leaves holding exp(x - max), zero past ``m``. Only a thread whose
+        elements run past ``m`` masks them (per-element masks everywhere cost a third of
+        the bf16 throughput: instruction-bound)."""
+        load_row(sm, xs, t, G, xv)
+        c = count(t, G, m)
+        full = c == P
         mx = NEG_INF
-        for j in range(V):
-            fetch(sm, xs, t, G, j, tmp)
-            if full(j, t, G, m):
-                for k in range(S):
-                    mx = max(mx, get(tmp, k))
-            else:
-                for k in range(S):
-                    mx = max(mx, get(tmp, k) if elem(j, k, t, G) < m else NEG_INF)
+        if full:
+            for e in range(P):
+                mx = max(mx, xv[e])
+        else:
+            for e in range(P):
+                mx = max(mx, xv[e] if e < c else NEG_INF)
         mx = group_max(mx, G, red, slot)
-        s = zero
-        for j in range(V):
-            fetch(sm, xs, t, G, j, tmp)
-            if full(j, t, G, m):
-                for k in range(S):
-                    s += fast_exp(get(tmp, k) - mx)
-            else:
-                for k in range(S):
-                    s += fast_exp(get(tmp, k) - mx) if elem(j, k, t, G) < m else zero
-        return mx, group_sum(s, G, red, slot + 1)
+        s0, s1 = zero, zero  # two chains: each FADD waits on the one before it
+        if full:
+            for e in range(0, P, 2):
+                xv[e] = fast_exp(xv[e] - mx)
+                xv[e + 1] = fast_exp(xv[e + 1] - mx)
+                s0 += xv[e]
+                s1 += xv[e + 1]
+        else:  # padding (zero-filled) is not stored; it must not overflow
+            for e in range(0, P, 2):
+                xv[e] = fast_exp(xv[e] - mx) if e < c else zero
+                xv[e + 1] = fast_exp(xv[e + 1] - mx) if e + 1 < c else zero
+                s0 += xv[e]
+                s1 += xv[e + 1]
+        return mx, group_sum(s0 + s1, G, red, slot + 1), full
 
     @dev
-    def write_row(sm, xs, t, G, m, mx, s, yrow, tmp):
-        inv = float32(1) / s
-        for j in range(V):
-            fetch(sm, xs, t, G, j, tmp)
-            if full(j, t, G, m):
+    def write_row(xv, t, G, m, scale, full, yrow):
+        """y = xv * scale, stored."""
+        if full:
+            for j in range(V):
                 for k in range(S):
-                    put(tmp, k, fast_exp(get(tmp, k) - mx) * inv)
-            else:
-                for k in range(S):  # padding (zero-filled) is not stored; it must not overflow
-                    put(tmp, k, fast_exp(get(tmp, k) - mx) * inv if elem(j, k, t, G) < m else zero)
-            gstore(yrow, m, t, G, j, tmp)
+                    xv[j * S + k] *= scale
+                store_group(yrow, m, t, G, j, True, xv, j * S)
+        else:
+            for j in range(V):
+                for k in range(S):
+                    xv[j * S + k] *= scale
+                store_group(yrow, m, t, G, j, False, xv, j * S)
 
     @dev
     def prologue(sm, vb, t, G, c):
@@ -86,9 +92,10 @@ def build(kind: str, sm80: bool):
     @dev
     def work(sm, xs, vb, row, it, pivot, t, G, c):
         xa, ya, sx, sy, n, red = c
-        tmp = cuda.local.array(GW, uint32)
-        mx, s = row_stats(sm, xs, t, G, n, red, 0, tmp)  # two reductions a row: slots 0 and 1
-        write_row(sm, xs, t, G, n, mx, s, ya + row * sy * esz, tmp)  # suffice
+        n = opaque(n)  # the partial groups' masks: computed in their branch, per row
+        xv = cuda.local.array(P, float32)
+        mx, s, full = row_stats(sm, xs, t, G, n, red, 0, xv)  # two reductions a row: slots 0
+        write_row(xv, t, G, n, float32(1) / s, full, ya + row * sy * esz)  # and 1 suffice
 
     loop = make_loop(io, prologue, stage, work)
 
@@ -104,14 +111,14 @@ def build(kind: str, sm80: bool):
         row, c, t, c0, m = locate(phase, G, chunks, n)
         if row >= rows:
             return
-        tmp = cuda.local.array(GW, uint32)
+        xv = cuda.local.array(P, float32)
         issue(sm, 0, xa + (row * sx + c0) * esz, m, t, G)
         wait()
         if phase == 1:
-            mx, s = row_stats(sm, 0, t, G, m, red, 0, tmp)
+            cmx, cs, full = row_stats(sm, 0, t, G, m, red, 0, xv)
             if t == 0:
-                WS[2 * (row * chunks + c)] = mx
-                WS[2 * (row * chunks + c) + 1] = s
+                WS[2 * (row * chunks + c)] = cmx
+                WS[2 * (row * chunks + c) + 1] = cs
             return
         mx = NEG_INF
         for i in range(t, chunks, G):
@@ -123,7 +130,11 @@ def build(kind: str, sm80: bool):
             # a chunk of -inf only contributes 0 (its own sum is NaN: -inf - -inf)
             s += WS[2 * (row * chunks + i) + 1] * fast_exp(mi - mx) if mi != NEG_INF else zero
         s = group_sum(s, G, red, 3)
-        write_row(sm, 0, t, G, m, mx, s, ya + (row * sy + c0) * esz, tmp)
+        load_row(sm, 0, t, G, xv)
+        cnt = count(t, G, m)
+        for e in range(P):  # padding (zero-filled) is not stored; it must not overflow
+            xv[e] = fast_exp(xv[e] - mx) if e < cnt else zero
+        write_row(xv, t, G, m, float32(1) / s, cnt == P, ya + (row * sy + c0) * esz)
 
     # .minnctapersm 1: without it ptxas squeezed some variants to 64 registers with spills
     # (layer_norm f32 on sm_90a 16 B, swiglu f32 on sm_80 12 B); how many blocks share
