@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Session 4's last GPU run (device tool, carry .whl; under 9 minutes): builds in parallel
+# beside the f64 and row GPU tests, then the sm90a GPU sweep, the f64 (m16n8k8 on sm_90)
+# benchmark against cuBLAS DGEMM and the row benchmark. Log: $OUT/log.txt.
+set -o pipefail
+. tools/device-env.sh || exit 1
+out=${OUT:-/tmp}
+exec > >(tee -a "$out/log.txt") 2>&1
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+T="python3 -m pytest -q -p no:cacheprovider"
+B="python3 -m nbkernels.matmul.bench"
+F64="--dtypes f64 --sizes 2048,4096,8192 --tiles default"
+timeout 150 python3 -m nbkernels.matmul.bench_hopper --prewarm-only \
+    --configs 256x128x4,256x128x4w,64x128x4,128x128x6p,64x256x5p > "$out/prewarm90.txt" 2>&1 &
+timeout 200 $B $F64 --prewarm 2 --prewarm-only > "$out/prewarm64.txt" 2>&1 &
+timeout 240 $T tests/test_gemm_f64_gpu.py tests/test_intrinsics_gpu.py -k "f64" > "$out/t_f64.txt" 2>&1 &
+timeout 240 $T tests/test_rows_gpu.py -x > "$out/t_rows.txt" 2>&1 &
+wait
+echo "f64 tests: $(tail -n 1 "$out/t_f64.txt")"; grep -E "^(FAILED|ERROR)" "$out/t_f64.txt" | head -5
+echo "row tests: $(tail -n 1 "$out/t_rows.txt")"; grep -E "^(FAILED|ERROR)" "$out/t_rows.txt" | head -5
+tail -n 1 "$out/prewarm90.txt"; echo "parallel phase done at ${SECONDS}s"
+timeout 170 $T tests/test_gemm_sm90a_gpu.py > "$out/t_sm90a.txt" 2>&1
+echo "sm90a tests: $(tail -n 1 "$out/t_sm90a.txt")"; grep -E "^(FAILED|ERROR)" "$out/t_sm90a.txt" | head -5
+timeout 90 $B $F64 --reps 20 --json "$out/bench_f64.json" || echo "f64 bench rc=$?"
+timeout 110 python3 -m nbkernels.rows.bench --dtypes bf16,f32 --json "$out/rows_bench.json" \
+    || echo "rows bench rc=$?"
+echo "done at ${SECONDS}s"
