@@ -14,8 +14,8 @@ timeout 150 python3 -m nbkernels.matmul.bench_hopper --prewarm-only \
     --configs 256x128x4,256x128x4w,64x128x4,128x128x6p,64x256x5p > "$out/prewarm90.txt" 2>&1 &
 timeout 200 $B $F64 --prewarm 2 --prewarm-only > "$out/prewarm64.txt" 2>&1 &
 timeout 240 $T tests/test_gemm_f64_gpu.py tests/test_intrinsics_gpu.py -k "f64" > "$out/t_f64.txt" 2>&1 &
-timeout 240 $T tests/test_rows_gpu.py -x > "$out/t_rows.txt" 2>&1 &
-wait
+timeout 330 $T tests/test_rows_gpu.py -x > "$out/t_rows.txt" 2>&1 &
+wait $(jobs -p)  # not a bare wait: that also waits for the tee of the log
 echo "f64 tests: $(tail -n 1 "$out/t_f64.txt")"; grep -E "^(FAILED|ERROR)" "$out/t_f64.txt" | head -5
 echo "row tests: $(tail -n 1 "$out/t_rows.txt")"; grep -E "^(FAILED|ERROR)" "$out/t_rows.txt" | head -5
 tail -n 1 "$out/prewarm90.txt"; echo "parallel phase done at ${SECONDS}s"
