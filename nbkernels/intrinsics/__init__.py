@@ -25,8 +25,15 @@ from .define import define
 from .descriptors import SWIZZLE_128B, SWIZZLE_32B, SWIZZLE_64B, SWIZZLE_NONE, smem_desc
 from .factory import REGISTRY, PtxIntrinsic
 from .hopper import (
+    barrier_cluster_arrive,
+    barrier_cluster_arrive_relaxed,
+    barrier_cluster_wait,
+    cluster_ctarank,
+    cluster_nctarank,
     elect_sync,
+    fence_mbarrier_init,
     fence_proxy_async,
+    mapa_shared_cluster,
     setmaxnreg_dec,
     setmaxnreg_inc,
     stmatrix_x1,
@@ -46,6 +53,7 @@ from .ldmatrix import (
 )
 from .mbarrier import (
     mbarrier_arrive,
+    mbarrier_arrive_cluster,
     mbarrier_arrive_expect_tx,
     mbarrier_expect_tx,
     mbarrier_init,
@@ -98,7 +106,9 @@ from .tma import (
     fence_proxy_tensormap_acquire,
     prefetch_tensormap,
     tma_load_2d,
+    tma_load_2d_multicast,
     tma_load_3d,
+    tma_load_3d_multicast,
     tma_store_2d,
     tma_store_3d,
 )

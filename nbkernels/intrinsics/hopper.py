@@ -14,6 +14,17 @@
   that column pair of the transpose).
 * ``elect_sync(mask)`` (sm_90): 1 in exactly one lane of ``mask`` (the lowest one, as the
   simulator models it), 0 in the others; all lanes in ``mask`` execute it together.
+* Thread-block clusters (sm_90): ``cluster_ctarank()`` / ``cluster_nctarank()`` read this
+  CTA's rank in its cluster and the cluster's CTA count; ``mapa_shared_cluster(addr, rank)``
+  maps a shared address of this CTA to the same offset in CTA ``rank`` of the cluster (a
+  ``shared::cluster`` address for ``mbarrier_arrive_cluster``); ``barrier_cluster_arrive()``
+  (release; ``_relaxed``: no ordering) and ``barrier_cluster_wait()`` (acquire) split a barrier
+  over every thread of every CTA in the cluster (each thread arrives once, then waits);
+  ``fence_mbarrier_init()`` orders this thread's ``mbarrier_init`` before the other CTAs'
+  accesses that follow a cluster barrier. numba's simulator runs the blocks of a grid one at a
+  time, so it models clusters of one CTA (rank 0 of 1): the cluster barrier is a block-wide
+  barrier there and ``mapa_shared_cluster`` takes rank 0 only. A launch without a cluster
+  shape is such a cluster of one on the GPU too.
 """
 from __future__ import annotations
 
@@ -21,6 +32,7 @@ import numpy as np
 from numba import types
 
 from ..arch import Arch
+from ..errors import SimulatorError
 from . import bits, sim
 from .factory import build
 from .spec import Const, InstructionSpec, Operand
@@ -111,6 +123,107 @@ elect_sync = build(InstructionSpec(
     simulate=_elect_sim, warp_collective_sim=True, sim_members="mask",
     doc="1 in one elected lane of mask, 0 in the others (warp-collective over mask)."))
 
+# --- thread-block clusters -------------------------------------------------------------------
+def _mapa_sim(addr, rank):
+    if int(rank) != 0:
+        raise SimulatorError(
+            f"mapa_shared_cluster: rank {int(rank)} is outside the cluster; numba's simulator "
+            "runs clusters of one CTA (rank 0)")
+    sim.shared_bytes(int(addr), 1, "mapa_shared_cluster")  # a shared address of this block
+    return np.uint32(addr)
+
+
+def _cluster_barrier_state():
+    import threading
+
+    block, _, nthreads = sim.current_thread_ids()
+    st = sim.launch_state()
+    with st.lock:
+        table = st.objects.setdefault("cluster_barrier", {})
+        if block not in table:  # [arrivals in the open phase, phase, lock]
+            table[block] = [0, 0, threading.Lock()]
+        return table[block], nthreads
+
+
+def _cluster_arrive_sim():
+    bar, nthreads = _cluster_barrier_state()
+    thread, _ = sim._sim_kernel()
+    with bar[2]:
+        if getattr(thread, "_nbk_cluster_phase", None) == (sim._launch_key(), bar[1]):
+            raise SimulatorError("barrier_cluster_arrive: this thread arrived twice without "
+                                 "barrier_cluster_wait between")
+        thread._nbk_cluster_phase = (sim._launch_key(), bar[1])
+        bar[0] += 1
+        if bar[0] == nthreads:
+            bar[0], bar[1] = 0, bar[1] + 1
+
+
+def _cluster_wait_sim():
+    import time
+
+    bar, nthreads = _cluster_barrier_state()
+    thread, _ = sim._sim_kernel()
+    mine = getattr(thread, "_nbk_cluster_phase", None)
+    if mine is None or mine[0] != sim._launch_key():
+        raise SimulatorError("barrier_cluster_wait: this thread has not called "
+                             "barrier_cluster_arrive")
+    start = time.monotonic()
+    while bar[1] <= mine[1]:
+        if time.monotonic() - start > sim.WARP_TIMEOUT_S:
+            raise SimulatorError(
+                f"barrier_cluster_wait: {bar[0]} of {nthreads} threads arrived within "
+                f"{sim.WARP_TIMEOUT_S:.0f} s (a thread exited or waits elsewhere)")
+        time.sleep(0)
+    thread._nbk_cluster_phase = None
+
+
+def _special(name, reg, doc, value):
+    return build(InstructionSpec(
+        name=name, family="cluster", ptx=f"mov.u32 $v, %{reg};",
+        outputs=(Operand("v", types.uint32),), min_arch=SM90, min_ptx=(7, 8),
+        sass=("S2UR",), simulate=lambda: np.uint32(value), doc=doc))
+
+
+cluster_ctarank = _special("cluster_ctarank", "cluster_ctarank",
+                           "This CTA's rank in its cluster (0 .. cluster_nctarank() - 1).", 0)
+cluster_nctarank = _special("cluster_nctarank", "cluster_nctarank",
+                            "CTAs in this CTA's cluster (1 without a cluster launch).", 1)
+
+mapa_shared_cluster = build(InstructionSpec(
+    name="mapa_shared_cluster", family="cluster",
+    ptx="mapa.shared::cluster.u32 $out, $addr, $rank;",
+    outputs=(Operand("out", types.uint32),),
+    inputs=(Operand("addr", types.uint32, doc="shared address in this CTA"),
+            Operand("rank", types.uint32, doc="the cluster rank of the CTA to address")),
+    min_arch=SM90, min_ptx=(7, 8), simulate=_mapa_sim,  # address arithmetic: no own opcode
+    doc="The shared::cluster address of the same offset as addr in CTA rank of the cluster."))
+
+
+def _cluster_barrier(name, ptx, doc, simulate, sass):
+    return build(InstructionSpec(
+        name=name, family="cluster", ptx=ptx, min_arch=SM90, min_ptx=(8, 0), memory=True,
+        sass=sass, simulate=simulate, doc=doc))
+
+
+barrier_cluster_arrive = _cluster_barrier(
+    "barrier_cluster_arrive", "barrier.cluster.arrive.release;",
+    "Arrive on the cluster barrier (every thread of every CTA), releasing prior accesses.",
+    _cluster_arrive_sim, ("UCGABAR_ARV",))
+barrier_cluster_arrive_relaxed = _cluster_barrier(
+    "barrier_cluster_arrive_relaxed", "barrier.cluster.arrive.relaxed;",
+    "Arrive on the cluster barrier without ordering prior memory accesses.",
+    _cluster_arrive_sim, ("UCGABAR_ARV",))
+barrier_cluster_wait = _cluster_barrier(
+    "barrier_cluster_wait", "barrier.cluster.wait.acquire;",
+    "Wait until every thread of the cluster has arrived on the cluster barrier (acquire).",
+    _cluster_wait_sim, ("UCGABAR_WAIT",))
+fence_mbarrier_init = _cluster_barrier(
+    "fence_mbarrier_init", "fence.mbarrier_init.release.cluster;",
+    "Release this thread's prior mbarrier_init to the cluster (before a cluster barrier).",
+    lambda: None, ())
+
 __all__ = ["fence_proxy_async", "setmaxnreg_inc", "setmaxnreg_dec", "stmatrix_x1",
            "stmatrix_x2", "stmatrix_x4", "stmatrix_x1_trans", "stmatrix_x2_trans",
-           "stmatrix_x4_trans", "elect_sync"]
+           "stmatrix_x4_trans", "elect_sync", "cluster_ctarank", "cluster_nctarank",
+           "mapa_shared_cluster", "barrier_cluster_arrive", "barrier_cluster_arrive_relaxed",
+           "barrier_cluster_wait", "fence_mbarrier_init"]

@@ -216,6 +216,79 @@ _register(HopperProbe(
 
 
 # ---------------------------------------------------------------------------------------------
+# Cluster instructions in a cluster of one CTA (a launch without a cluster shape, and what
+# numba's simulator models): rank 0 of 1, multicast to ctaMask 0b1, mapa to rank 0, a remote
+# arrival on the block's own barrier, split cluster barriers. The two-CTA case runs in the
+# cluster GEMM (tests/test_gemm_sm90a_gpu.py).
+# ---------------------------------------------------------------------------------------------
+@cuda.jit
+def _cluster_kernel(src, src3, raw, box3, flags, tmaps):
+    sh = cuda.shared.array(0, np.uint8)
+    bars = cuda.shared.array(2, np.uint64)
+    t = cuda.threadIdx.x
+    pad = (1024 - memory.smem_addr(sh, 0) % 1024) % 1024
+    base = memory.smem_addr(sh, 0) + pad
+    b0 = memory.smem_addr(bars, 0)
+    b1 = memory.smem_addr(bars, 1)
+    if t == 0:
+        tma.fence_proxy_tensormap_acquire(tmaps, (0, 0))
+        tma.fence_proxy_tensormap_acquire(tmaps, (1, 0))
+        mbarrier.mbarrier_init(b0, 1)
+        mbarrier.mbarrier_init(b1, 128)
+        hopper.fence_proxy_async()
+        hopper.fence_mbarrier_init()
+    hopper.barrier_cluster_arrive()
+    hopper.barrier_cluster_wait()
+    rank = hopper.cluster_ctarank()
+    if t == 0:
+        flags[0] = rank
+        flags[1] = hopper.cluster_nctarank()
+        mbarrier.mbarrier_arrive_expect_tx(b0, _BYTES0 + _BYTES3)
+        tma.tma_load_2d_multicast(base, tmaps, (0, 0), _T0[0], _T0[1], b0, 1 << rank)
+        tma.tma_load_3d_multicast(base + 8192, tmaps, (1, 0), _T3[0], _T3[1], _T3[2], b0,
+                                  1 << rank)
+    while not mbarrier.mbarrier_try_wait_parity(b0, 0):
+        pass
+    for i in range(t, _BYTES0, 128):
+        raw[i] = sh[pad + i]
+    for i in range(t, _BYTES3, 128):
+        box3[i] = sh[pad + 8192 + i]
+    mbarrier.mbarrier_arrive_cluster(hopper.mapa_shared_cluster(b1, rank))  # 128 arrivals
+    while not mbarrier.mbarrier_try_wait_parity(b1, 0):
+        pass
+    if t == 0:
+        flags[2] = mbarrier.mbarrier_try_wait_parity(b1, 0)
+    hopper.barrier_cluster_arrive_relaxed()
+    hopper.barrier_cluster_wait()
+
+
+def _cluster_reference(inp):
+    ref = _tma_reference(inp)
+    return {"raw": ref["raw"], "box3": ref["box3"], "flags": np.array([0, 1, 1], np.uint32)}
+
+
+def _cluster_maps(d):
+    from .. import tensormap
+
+    return [tensormap.tensor_map(d["src"], (64, 64), dtype=BF16, swizzle=128),
+            tensormap.tensor_map(d["src3"], (2, 8, 8), swizzle=32)]
+
+
+_register(HopperProbe(
+    "cluster_of_one",
+    ("tma_load_2d_multicast", "tma_load_3d_multicast", "cluster_ctarank", "cluster_nctarank",
+     "mapa_shared_cluster", "mbarrier_arrive_cluster", "barrier_cluster_arrive",
+     "barrier_cluster_arrive_relaxed", "barrier_cluster_wait", "fence_mbarrier_init",
+     "fence_proxy_tensormap_acquire", "mbarrier_init", "mbarrier_arrive_expect_tx",
+     "mbarrier_try_wait_parity", "fence_proxy_async", "smem_addr"),
+    _cluster_kernel, _tma_inputs,
+    lambda inp: {"raw": np.empty(_BYTES0, np.uint8), "box3": np.empty(_BYTES3, np.uint8),
+                 "flags": np.empty(3, np.uint32)},
+    _cluster_reference, threads=128, shared_bytes=1024 + 8192 + _BYTES3,
+    make_maps=_cluster_maps))
+
+
+# ---------------------------------------------------------------------------------------------
 # stmatrix, elect.sync, setmaxnreg: 3 warpgroups, one producer-style (dec), two consumer-style
 # ---------------------------------------------------------------------------------------------
 @cuda.jit

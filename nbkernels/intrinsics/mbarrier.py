@@ -11,6 +11,10 @@ The usual TMA handshake: one thread calls ``mbarrier_init(addr, 1)`` and ``fence
 (so the async proxy sees the initialised barrier) before a ``syncthreads``; per stage one
 thread calls ``mbarrier_arrive_expect_tx(addr, nbytes)`` and issues the TMA loads; every
 consumer loops ``while not mbarrier_try_wait_parity(addr, phase): pass``.
+
+In a cluster (sm_90), ``mbarrier_arrive_cluster(addr)`` arrives on a barrier of another CTA:
+``addr`` is a ``shared::cluster`` address from ``mapa_shared_cluster`` (nbkernels.intrinsics.
+hopper), and the arrival releases this thread's prior memory accesses at cluster scope.
 """
 from __future__ import annotations
 
@@ -124,6 +128,11 @@ def _try_wait_parity(addr, parity):
     return np.uint32(0)
 
 
+def _arrive_cluster(addr):
+    # The simulator's clusters hold one CTA: mapa_shared_cluster(addr, 0) is addr itself.
+    _arrive(addr, 0, "mbarrier_arrive_cluster")
+
+
 # --- specs ----------------------------------------------------------------------------------
 _ADDR = Operand("addr", types.uint32, doc="shared address of the 8-byte mbarrier")
 
@@ -155,6 +164,13 @@ mbarrier_arrive_expect_tx = _spec(
     sass=("SYNCS.ARRIVE",), simulate=lambda a, tx: _arrive(a, tx, "mbarrier_arrive_expect_tx"),
     doc="Announce tx bytes of asynchronous transfers for the current phase, then arrive once.")
 
+mbarrier_arrive_cluster = _spec(
+    "mbarrier_arrive_cluster", "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [$addr];",
+    sass=("SYNCS.ARRIVE",), simulate=_arrive_cluster,
+    mnemonic="mbarrier.arrive.release.cluster.shared::cluster.b64",
+    doc="Arrive once on an mbarrier of any CTA of the cluster (addr from mapa_shared_cluster), "
+        "releasing this thread's prior accesses at cluster scope; no state word.")
+
 mbarrier_expect_tx = _spec(
     "mbarrier_expect_tx", "mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [$addr], $tx;",
     inputs=(Operand("tx", types.uint32, doc="bytes the current phase will also wait for"),),
@@ -171,5 +187,5 @@ mbarrier_try_wait_parity = _spec(
     mnemonic="mbarrier.try_wait.parity.shared::cta.b64",
     doc="1 if the phase of this parity has completed, else 0 after a bounded wait; loop on it.")
 
-__all__ = ["mbarrier_init", "mbarrier_arrive", "mbarrier_arrive_expect_tx",
+__all__ = ["mbarrier_init", "mbarrier_arrive", "mbarrier_arrive_cluster", "mbarrier_arrive_expect_tx",
            "mbarrier_expect_tx", "mbarrier_try_wait_parity"]

@@ -9,6 +9,13 @@ the tensor read as zero. ``tma_store_2d(tmaps, index, x, y, src)`` writes a box 
 skipping elements outside the tensor; ``bulk_commit_group`` / ``bulk_wait_group_read(n)``
 tell when the source shared memory may be reused. ``_3d`` variants take ``z`` too.
 
+``tma_load_2d_multicast(dst, tmaps, index, x, y, mbar, mask)`` (and ``_3d``) delivers the box to
+every CTA of the cluster whose rank has its bit set in ``mask`` (ctaMask), at the same shared
+offset ``dst`` in each, and completes its bytes on the mbarrier at the same offset ``mbar`` in
+each: every receiving CTA must announce the bytes on its own barrier. sm_90 has it; the PTX ISA
+says it is optimised for sm_90a only. numba's simulator runs one CTA per cluster (rank 0), so
+it simulates ``mask == 1`` only.
+
 Tensor maps come from :mod:`nbkernels.tensormap` and live in global memory (see there for
 why); ``fence_proxy_tensormap_acquire`` must precede the first use in each block.
 """
@@ -95,6 +102,20 @@ def _load(what):
     return simulate
 
 
+def _load_multicast(what):
+    plain = _load(what)
+
+    def simulate(dst, tmap, index, *rest):
+        *coords, mbar, mask = rest
+        if int(mask) != 1:
+            raise SimulatorError(
+                f"{what}: ctaMask {int(mask):#x} names CTAs besides rank 0; numba's simulator "
+                "runs clusters of one CTA, so only ctaMask 0x1 is simulated")
+        plain(dst, tmap, index, *coords, mbar)
+
+    return simulate
+
+
 def _store(what):
     def simulate(tmap, index, *rest):
         *coords, src = rest
@@ -130,6 +151,23 @@ def _load_spec(rank):
         doc=f"Copy a {rank}-D box global -> shared (TMA), completing its bytes on an mbarrier."))
 
 
+def _multicast_spec(rank):
+    name = f"tma_load_{rank}d_multicast"
+    regs = ", ".join(f"${a}" for a in _AXES[:rank])
+    return build(InstructionSpec(
+        name=name, family="tma",
+        ptx=(f"cp.async.bulk.tensor.{rank}d.shared::cluster.global.mbarrier::complete_tx::bytes"
+             f".multicast::cluster [$dst], [$tmap, {{{regs}}}], [$mbar], $mask;"),
+        inputs=(Operand("dst", types.uint32, doc="shared offset of the box in every CTA"), _TMAP)
+        + _coords(rank)
+        + (Operand("mbar", types.uint32, doc="mbarrier offset signalled in every CTA"),
+           Operand("mask", types.uint16, doc="ctaMask: bit r sends the box to cluster rank r")),
+        min_arch=SM90, min_ptx=(8, 0), memory=True, sass=(f"UTMALDG.{rank}D.MULTICAST",),
+        simulate=_load_multicast(name),
+        doc=f"Copy a {rank}-D box global -> shared of every CTA in ctaMask (TMA multicast), "
+            "completing its bytes on the mbarrier at the same offset in each."))
+
+
 def _store_spec(rank):
     name = f"tma_store_{rank}d"
     regs = ", ".join(f"${a}" for a in _AXES[:rank])
@@ -142,6 +180,7 @@ def _store_spec(rank):
 
 
 tma_load_2d, tma_load_3d = _load_spec(2), _load_spec(3)
+tma_load_2d_multicast, tma_load_3d_multicast = _multicast_spec(2), _multicast_spec(3)
 tma_store_2d, tma_store_3d = _store_spec(2), _store_spec(3)
 
 
@@ -173,6 +212,7 @@ prefetch_tensormap = _simple(
     "prefetch_tensormap", "prefetch.tensormap [$tmap];",
     "Prefetch a tensor map into the TMA unit's cache.", inputs=(_TMAP,), sass=("UTMACCTL.PF",))
 
-__all__ = ["tma_load_2d", "tma_load_3d", "tma_store_2d", "tma_store_3d", "bulk_commit_group",
+__all__ = ["tma_load_2d", "tma_load_3d", "tma_load_2d_multicast", "tma_load_3d_multicast",
+           "tma_store_2d", "tma_store_3d", "bulk_commit_group",
            "bulk_wait_group_read", "bulk_wait_group", "fence_proxy_tensormap_acquire",
            "prefetch_tensormap"]
