@@ -74,12 +74,16 @@ def source_hash() -> str:
     return _SOURCE_HASH
 
 
-def cache_key(name: str, parts, arch: Arch) -> str:
+def cache_key(name: str, parts, arch: Arch, cluster=None) -> str:
+    """The disk-cache name of a build; ``cluster`` (a kernel's ``nbk_cluster`` shape, which
+    :func:`build` writes into the PTX) names it too."""
     from numba.cuda.cudadrv.driver import driver
 
     ident = [__version__, source_hash(), _dist("numba-cuda"), _dist("nvidia-nvvm"),
              _dist("nvidia-nvjitlink"), str(driver.get_version()), str(arch), name,
              repr(parts), _image_kind()]
+    if cluster is not None:
+        ident.append(["cluster", list(cluster)])
     if arch.suffix:  # assembled by ptxas where one reads the PTX: its version names the cubin
         ident.append(repr(_tool_isa()))
     return name + "-" + hashlib.sha256(json.dumps(ident).encode()).hexdigest()[:24]
@@ -133,10 +137,24 @@ def _warn_serialized(key):
         "does), or set NBKERNELS_PTXAS", SerializedWgmmaWarning, stacklevel=3)
 
 
-def build(pyfunc, sig, arch: Arch, key: str, launch_bounds=None) -> tuple[bytes, str]:
+def cluster_ptx(ptx: str, cluster) -> str:
+    """``ptx`` with its kernel entry declared for clusters of ``cluster`` blocks: the launch
+    must give that shape (``.explicitcluster``: a launch without one fails instead of running
+    blocks whose peers do not exist) and ptxas knows it (``.reqnctapercluster``)."""
+    m = re.search(r"\.entry\s+[\w$.]+\s*\([^)]*\)", ptx)
+    if not m:
+        raise NbkernelsError("cluster kernel: compiled PTX has no kernel entry")
+    x, y, z = (int(v) for v in cluster)
+    return (ptx[:m.end()] + f"\n.explicitcluster\n.reqnctapercluster {x}, {y}, {z}"
+            + ptx[m.end():])
+
+
+def build(pyfunc, sig, arch: Arch, key: str, launch_bounds=None,
+          cluster=None) -> tuple[bytes, str]:
     """(cubin, entry name) for ``pyfunc`` compiled for ``sig`` on ``arch``, from disk if cached;
     NUL-terminated PTX instead of the cubin inside :func:`driver_jit`. Arch-specific targets
-    (sm_90a) are assembled as whole programs (:func:`whole_program_route`)."""
+    (sm_90a) are assembled as whole programs (:func:`whole_program_route`). ``cluster``: the
+    entry is declared for clusters of that shape (:func:`cluster_ptx`)."""
     kind = _image_kind()
     path = cache_dir() / f"{key}.{kind}"
     meta = cache_dir() / f"{key}.json"
@@ -151,6 +169,8 @@ def build(pyfunc, sig, arch: Arch, key: str, launch_bounds=None) -> tuple[bytes,
     from numba.cuda.cudadrv.driver import _Linker
 
     ptx, _ = cuda.compile_ptx(pyfunc, sig, cc=arch.cc, launch_bounds=launch_bounds)
+    if cluster is not None:
+        ptx = cluster_ptx(ptx, cluster)
     m = re.search(r"\.entry\s+([\w$.]+)\s*\(", ptx)
     if not m:
         raise NbkernelsError(f"{key}: compiled PTX has no kernel entry")
@@ -275,10 +295,46 @@ class PackedArgs:
 
 
 def launch_packed(fn, grid, block, smem: int, stream: int, packed: PackedArgs):
-    """``cuLaunchKernel`` on a packed argument block; ``block`` is a 3-tuple."""
+    """``cuLaunchKernel`` on a packed argument block; ``block`` is a 3-tuple. A function record
+    with a third entry, a cluster shape (``runner.launch_jit`` adds it for kernels with
+    ``nbk_cluster``), launches through ``cuLaunchKernelEx`` with that cluster dimension."""
     from cuda.bindings import driver as drv
 
+    if len(fn) > 2 and fn[2] is not None:
+        config = cluster_config(grid, block, smem, fn[2])
+        config.hStream = stream
+        err = drv.cuLaunchKernelEx(config, fn[1], packed.address, 0)
+        if (err[0] if isinstance(err, tuple) else err) != drv.CUresult.CUDA_SUCCESS:
+            _check(err, f"cuLaunchKernelEx (grid {tuple(grid)} in clusters of {tuple(fn[2])}, "
+                        f"{smem} B shared memory per block)")
+        return
     err = drv.cuLaunchKernel(fn[1], grid[0], grid[1], grid[2], block[0], block[1], block[2],
                              smem, stream, packed.address, 0)
     if err[0] != drv.CUresult.CUDA_SUCCESS:
         _check(err, "cuLaunchKernel")
+
+
+_configs: dict = {}  # (grid, block, smem, cluster) -> CUlaunchConfig (the stream set per launch)
+
+
+def cluster_config(grid, block, smem: int, cluster):
+    """A ``CUlaunchConfig`` with the cluster dimension attribute (cached by shape)."""
+    key = (tuple(grid), tuple(block), int(smem), tuple(cluster))
+    config = _configs.get(key)
+    if config is None:
+        from cuda.bindings import driver as drv
+
+        config = drv.CUlaunchConfig()
+        config.gridDimX, config.gridDimY, config.gridDimZ = (int(v) for v in grid)
+        config.blockDimX, config.blockDimY, config.blockDimZ = (int(v) for v in block)
+        config.sharedMemBytes = int(smem)
+        attr = drv.CUlaunchAttribute()
+        attr.id = drv.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
+        dims = attr.value.clusterDim
+        dims.x, dims.y, dims.z = (int(v) for v in cluster)
+        config.attrs = [attr]
+        config.numAttrs = 1
+        if len(_configs) > 256:
+            _configs.clear()
+        _configs[key] = config
+    return config

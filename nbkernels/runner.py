@@ -113,27 +113,33 @@ def launch_jit(kernel, sig, grid, block, smem, stream, args, key_parts, arch):
     ``key_parts`` name the kernel's configuration for the disk cache; a last part that is not
     None (a user epilogue) keeps the build in memory only. Returns the launch's record
     ``(fn, grid, block, smem, packed)`` for replaying it, None in the simulator.
+
+    A kernel with ``nbk_cluster`` (a cluster shape) is built for that shape and launched in
+    clusters of it (``fn`` then carries the shape: :func:`launch.launch_packed`); the grid must
+    be a multiple of it, and numba's simulator cannot run it.
     """
+    cluster = getattr(kernel, "nbk_cluster", None)
+    name = kernel.py_func.__qualname__.split(".")[0]
+    if cluster is not None:
+        if simulated():
+            raise NbkernelsError(
+                f"{name}: a kernel launched in clusters of {tuple(cluster)} blocks cannot run in "
+                "numba's simulator, which runs the blocks of a grid one at a time (the blocks of "
+                "a cluster must run together); run it on a GPU")
+        g = tuple(grid) + (1,) * (3 - len(tuple(grid)))
+        if any(gi % ci for gi, ci in zip(g, cluster)):
+            raise NbkernelsError(f"{name}: the grid {g} must be a multiple of the cluster shape "
+                                 f"{tuple(cluster)} in every dimension")
     if simulated():
         kernel[grid, block, 0, smem](*args)
         return None
-    persist = key_parts[-1] is None  # kernels with a user epilogue are cached in memory only
-    mem_key = (id(kernel), sig, str(arch))
-    entry = _built.get(mem_key)
-    if entry is None:
-        key = launch.cache_key(kernel.py_func.__qualname__.split(".")[0], key_parts + (str(sig),),
-                               arch)
-        if not persist:
-            key += f"-mem{id(kernel)}"
-        bounds = getattr(kernel, "nbk_launch_bounds", None)
-        cubin, name = launch.build(kernel.py_func, sig, arch, key, bounds) if persist else \
-            build_unpersisted(kernel, sig, arch, key, bounds)
-        entry = _built[mem_key] = (key, cubin, name)
-    key, cubin, name = entry
-    fn = launch.function(key, cubin, name, smem)
+    key, fn = _function(kernel, sig, arch, key_parts, smem)
     pool = getattr(kernel, "nbk_reg_pool", None)
     if pool is not None and key not in _pool_checked:
         _check_reg_pool(fn, key, pool, block)
+    if cluster is not None:
+        max_active_clusters(kernel, sig, block, smem, key_parts, arch)  # refuses what cannot fit
+        fn = tuple(fn[:2]) + (tuple(cluster),)
     values, ctys = [], []
     for t, a in zip(sig, args):
         if isinstance(t, types.Array):
@@ -153,6 +159,55 @@ def launch_jit(kernel, sig, grid, block, smem, stream, args, key_parts, arch):
     packed = launch.PackedArgs(values, ctys)
     launch.launch_packed(fn, grid, block, smem, stream, packed)
     return fn, tuple(grid), block, smem, packed
+
+
+def _function(kernel, sig, arch, key_parts, smem):
+    """(cache key, loaded function) of a kernel: built or read from disk once per process."""
+    persist = key_parts[-1] is None  # kernels with a user epilogue are cached in memory only
+    mem_key = (id(kernel), sig, str(arch))
+    entry = _built.get(mem_key)
+    if entry is None:
+        cluster = getattr(kernel, "nbk_cluster", None)
+        key = launch.cache_key(kernel.py_func.__qualname__.split(".")[0], key_parts + (str(sig),),
+                               arch, cluster)
+        if not persist:
+            key += f"-mem{id(kernel)}"
+        bounds = getattr(kernel, "nbk_launch_bounds", None)
+        cubin, name = launch.build(kernel.py_func, sig, arch, key, bounds, cluster) if persist \
+            else build_unpersisted(kernel, sig, arch, key, bounds, cluster)
+        entry = _built[mem_key] = (key, cubin, name)
+    key, cubin, name = entry
+    return key, launch.function(key, cubin, name, smem)
+
+
+_clusters_fit: dict = {}  # (key, device, block, smem) -> clusters that can be resident at once
+
+
+def max_active_clusters(kernel, sig, block, smem, key_parts, arch) -> int:
+    """How many clusters of the kernel's ``nbk_cluster`` shape the GPU holds at once with this
+    block size and shared memory (``cuOccupancyMaxActiveClusters``): the grid of a persistent
+    cluster kernel. Raises when not even one fits (the launch would fail)."""
+    from cuda.bindings import driver as drv
+
+    cluster = tuple(kernel.nbk_cluster)
+    block = tuple(block) if isinstance(block, tuple) else (block,)
+    block += (1,) * (3 - len(block))
+    key, fn = _function(kernel, sig, arch, key_parts, smem)
+    memo = (key, cuda.get_current_device().id, block, smem)
+    n = _clusters_fit.get(memo)
+    if n is None:
+        per = cluster[0] * cluster[1] * cluster[2]
+        config = launch.cluster_config((per, 1, 1), block, smem, cluster)
+        n = int(launch._check(drv.cuOccupancyMaxActiveClusters(fn[1], config),
+                              f"{key}: cuOccupancyMaxActiveClusters"))
+        if n < 1:
+            raise NbkernelsError(
+                f"{key}: a cluster of {cluster} blocks of {block[0] * block[1] * block[2]} "
+                f"threads and {smem} B shared memory each cannot be resident on this GPU "
+                "(cuOccupancyMaxActiveClusters: 0); expected at least one cluster to fit, "
+                "got none: use a smaller cluster or less shared memory")
+        _clusters_fit[memo] = n
+    return n
 
 
 _pool_checked: set = set()
@@ -177,14 +232,14 @@ def _check_reg_pool(fn, key, pool, block):
     _pool_checked.add(key)
 
 
-def build_unpersisted(kernel, sig, arch, key, bounds):
+def build_unpersisted(kernel, sig, arch, key, bounds, cluster=None):
     import tempfile
 
     old = os.environ.get("NBKERNELS_CACHE_DIR")
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["NBKERNELS_CACHE_DIR"] = tmp
         try:
-            return launch.build(kernel.py_func, sig, arch, key, bounds)
+            return launch.build(kernel.py_func, sig, arch, key, bounds, cluster)
         finally:
             if old is None:
                 os.environ.pop("NBKERNELS_CACHE_DIR", None)

@@ -165,3 +165,160 @@ def test_plan_says_what_the_sm90a_variant_takes_and_refuses():
     assert "b's leading dimension (60 elements) is not a multiple of 16 bytes" in out["odd_forced"]
     assert "sm90a variant computes ('bf16', 'f16'), not tf32" in out["tf32_forced"]
     assert "K = 0" in out["k0"]
+
+
+# --- clusters of two blocks sharing B (cfg.cluster == 2) ---------------------------------------
+def _assemble(cfg, kind, a_km, b_km, epilogue=None, n_extra=0):
+    from nbkernels import launch
+    from nbkernels.matmul import run, wgmma_kernel
+
+    k = wgmma_kernel.build_kernel(cfg, kind, a_km, b_km, epilogue, n_extra)
+    ptx = toolchain.compile_ptx_for(k.py_func, run._wgmma_sig(types.Tuple(())), "sm_90a",
+                                    launch_bounds=k.nbk_launch_bounds)
+    if getattr(k, "nbk_cluster", None):
+        ptx = launch.cluster_ptx(ptx, k.nbk_cluster)  # as launch.build writes it
+    asm = toolchain.assemble(ptx, "sm_90a")
+    return k, ptx, asm, toolchain.disassemble(asm.cubin)
+
+
+@needs_ptxas
+@pytest.mark.parametrize("tile,kind,a_km,b_km,per_rank", [
+    ((128, 256, 4), "bf16", True, True, (1, 1)),  # K-major B: a half-box of 128 rows each
+    ((128, 256, 4), "f16", True, False, (2, 2)),  # N-major B: 64-column boxes 0, 2 and 1, 3
+    ((128, 128, 6, 8, True), "bf16", False, True, (1, 1)),  # ping-pong consumers, M-major A
+    ((128, 64, 6), "bf16", True, False, (1, 0)),  # one box: rank 0 loads all of B, rank 1 none
+])
+def test_cluster_kernel_multicasts_b_and_stays_a_whole_program(tile, kind, a_km, b_km, per_rank):
+    from nbkernels.matmul import wgmma_config
+
+    cfg = wgmma_config.WgmmaConfig(*tile, cluster=2)
+    k, ptx, asm, sass = _assemble(cfg, kind, a_km, b_km)
+    assert k.nbk_cluster == (2, 1, 1)
+    assert ".explicitcluster" in ptx and ".reqnctapercluster 2, 1, 1" in ptx
+    assert "C7509" not in asm.log and "C7504" not in asm.log, asm.log
+    assert asm.spill_stores == asm.spill_loads == asm.stack_bytes == 0
+    assert asm.registers * cfg.threads >= k.nbk_reg_pool, (asm.registers, k.nbk_reg_pool)
+    multicast = re.findall(r"UTMALDG\.3D\.MULTICAST", sass)
+    plain = re.findall(r"UTMALDG\.3D(?!\.MULTICAST)", sass)
+    # B: each block issues its share (the other's are branched over), to both blocks
+    assert len(multicast) == (1 if b_km else sum(per_rank)), multicast
+    if not b_km:
+        assert [k.nbk_source.count(f"if rank == {r}: tmc(") for r in (0, 1)] == list(per_rank)
+    assert len(plain) == (1 if a_km else cfg.bm // 64), plain  # A: its own, unshared
+    assert re.search(r"HGMMA\.64x\d+x16\.F32", sass)
+    assert "USETMAXREG" in sass
+    # the cluster barrier after init and before exit; remote releases of the empty slots
+    assert sass.count("UCGABAR_ARV") >= 2 and sass.count("UCGABAR_WAIT") >= 2
+    assert "SYNCS.ARRIVE.TRANS64.RED" in sass
+
+
+@needs_ptxas
+def test_cluster_kernel_with_fused_epilogue_assembles():
+    """The ``@nbkernels.gemm`` path: the user's function applied to the accumulators."""
+    from numba import cuda
+
+    from nbkernels.matmul import wgmma_config
+
+    relu = cuda.jit(device=True, inline="always")(lambda acc, i, j: max(acc, 0.0))
+    cfg = wgmma_config.WgmmaConfig(128, 256, 4, cluster=2)
+    k, ptx, asm, sass = _assemble(cfg, "bf16", True, False, relu, 0)
+    assert "if m0 < M:" in k.nbk_source  # a pair's second tile below the matrix stores nothing
+    assert "UTMALDG.3D.MULTICAST" in sass and "HGMMA" in sass
+    assert "C7509" not in asm.log and "C7504" not in asm.log, asm.log
+    assert asm.registers * cfg.threads >= k.nbk_reg_pool
+
+
+def test_cluster_one_kernel_source_and_keys_are_unchanged():
+    """cluster=1 is today's kernel: the same source text, key and tensor-map boxes."""
+    from nbkernels.matmul import wgmma_config as wc, wgmma_kernel as wk
+
+    one, two = wc.WgmmaConfig(128, 256, 4), wc.WgmmaConfig(128, 256, 4, cluster=2)
+    assert one.key == (128, 256, 4, 8, False, 64) and two.key == one.key + (2,)
+    assert wc.WgmmaConfig(*two.key) == two
+    src1 = wk.build_kernel(one, "bf16", True, False).nbk_source
+    src2 = wk.build_kernel(two, "bf16", True, False).nbk_source
+    assert "cluster" not in src1 and "tmc(" not in src1 and "cuda.syncthreads()" in src1
+    assert "barrier_cluster_wait" in src2 and "cuda.syncthreads()" not in src2
+    assert not hasattr(wk.build_kernel(one, "bf16", True, False), "nbk_cluster")
+
+
+def test_cache_key_names_the_cluster_shape(monkeypatch):
+    from numba.cuda.cudadrv import driver as drv
+
+    from nbkernels import launch
+    from nbkernels.arch import Arch
+
+    monkeypatch.setattr(drv.driver, "get_version", lambda: (13, 0), raising=False)
+    monkeypatch.setattr(launch, "_tool_isa", lambda: None)
+    a90 = Arch(9, 0, "a")
+    base = launch.cache_key("kernel", ("wgmma", (128, 256, 4, 8, False, 64)), a90)
+    assert launch.cache_key("kernel", ("wgmma", (128, 256, 4, 8, False, 64)), a90, None) == base
+    two = launch.cache_key("kernel", ("wgmma", (128, 256, 4, 8, False, 64)), a90, (2, 1, 1))
+    assert two != base
+    assert two != launch.cache_key("kernel", ("wgmma", (128, 256, 4, 8, False, 64)), a90,
+                                   (1, 2, 1))
+
+
+def test_cluster_ptx_declares_the_entry():
+    from nbkernels import launch
+    from nbkernels.errors import NbkernelsError
+
+    ptx = ".version 8.0\n.target sm_90a\n.visible .entry k(\n\t.param .u64 p0\n)\n.maxntid 384, 1, 1\n{\n}\n"
+    out = launch.cluster_ptx(ptx, (2, 1, 1))
+    assert ")\n.explicitcluster\n.reqnctapercluster 2, 1, 1\n.maxntid 384" in out
+    with pytest.raises(NbkernelsError, match="no kernel entry"):
+        launch.cluster_ptx(".version 8.0\n", (2, 1, 1))
+
+
+@pytest.mark.parametrize("kwargs,msg", [
+    (dict(cluster=3), "cluster must be 1 or 2 blocks, got 3"),
+    (dict(cluster=0), "cluster must be 1 or 2 blocks, got 0"),
+])
+def test_cluster_config_is_validated(kwargs, msg):
+    from nbkernels.errors import NbkernelsError
+    from nbkernels.matmul import wgmma_config
+
+    with pytest.raises(NbkernelsError, match=msg):
+        wgmma_config.WgmmaConfig(128, 256, 4, **kwargs)
+
+
+def test_bench_config_names_round_trip_with_the_cluster_suffix():
+    from nbkernels.errors import NbkernelsError
+    from nbkernels.matmul import bench_hopper, wgmma_config as wc
+
+    for text, cfg in [("128x256x4c2", wc.WgmmaConfig(128, 256, 4, cluster=2)),
+                      ("128x128x6pc2", wc.WgmmaConfig(128, 128, 6, 8, True, cluster=2)),
+                      ("256x128x4wc2", wc.WgmmaConfig(256, 128, 4, 8, False, 128, cluster=2)),
+                      ("128x256x4", wc.WgmmaConfig(128, 256, 4))]:
+        assert bench_hopper.parse_config(text) == cfg
+        assert bench_hopper.config_name(cfg) == text
+    for c in wc.CLUSTER_CANDIDATES:
+        assert c.cluster == 2 and c in wc.CANDIDATES
+        assert bench_hopper.parse_config(bench_hopper.config_name(c)) == c
+    with pytest.raises(NbkernelsError, match=r"expected BMxBNxSTAGES\[p\|w\]\[c2\]"):
+        bench_hopper.parse_config("128x256x4c")
+
+
+CLUSTER_SIM = r'''
+import json
+import numpy as np
+import nbkernels
+from nbkernels.errors import NbkernelsError
+from nbkernels.matmul.wgmma_config import WgmmaConfig
+a, b = np.ones((200, 64), np.float16), np.ones((64, 128), np.float16)
+cfg = WgmmaConfig(128, 128, 4, cluster=2)
+out = {"plan": nbkernels.explain(a, b, variant="sm90a", tile=cfg)}
+try:
+    nbkernels.gemm(a, b, variant="sm90a", tile=cfg)
+except NbkernelsError as e:
+    out["run"] = str(e)
+print("RESULT" + json.dumps(out))
+'''
+
+
+def test_cluster_config_is_explained_and_refused_by_the_simulator():
+    """numba's simulator runs a grid's blocks one at a time, so the two blocks of a cluster
+    never run together: a cluster config is planned (and explained) but not simulated."""
+    out = simulated_result(["-c", CLUSTER_SIM], what="sm90a cluster planning")
+    assert "clusters of 2x1 blocks sharing B tiles by TMA multicast" in out["plan"]
+    assert "cannot run in numba's simulator" in out["run"]

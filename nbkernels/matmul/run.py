@@ -174,12 +174,19 @@ def _sm90a(p, va, vb, C, D, c3, d3, alpha, beta, ext, ext_types, epilogue, epi_k
     ntiles = tiles_m * tiles_n * p.batch
     sms = 1 if runner.simulated() else device_limits()[0]
     grid = min(ntiles, sms * wk.BLOCKS_PER_SM)
+    sig = _wgmma_sig(ext_types)
+    key_parts = ("wgmma", cfg.key, p.kind, p.a_kmajor, p.b_kmajor, pair, epi_key)
+    if cfg.cluster > 1:  # persistent clusters, one per tile pair, as many as fit at once
+        pairs = -(-tiles_m // cfg.cluster) * tiles_n * p.batch
+        fit = 1 if runner.simulated() else runner.max_active_clusters(
+            kern, sig, (cfg.threads, 1, 1), kern.nbk_smem_bytes, key_parts, wk.SM90A)
+        grid = min(pairs, fit) * cfg.cluster
     args = [TM, C, D] + [np.int64(x) for x in (p.m, p.n, p.k, c3[1], c3[2], d3[1], d3[2], c3[0],
                                                d3[0])]
     args += [np.float32(alpha), np.float32(beta), np.int32(tiles_m), np.int32(tiles_n),
              np.int32(p.batch), np.int32(_bstride(va) != 0), np.int32(_bstride(vb) != 0), ext]
-    _launch(kern, _wgmma_sig(ext_types), (grid, 1, 1), cfg.threads, kern.nbk_smem_bytes, handle,
-            args, ("wgmma", cfg.key, p.kind, p.a_kmajor, p.b_kmajor, pair, epi_key), wk.SM90A)
+    _launch(kern, sig, (grid, 1, 1), cfg.threads, kern.nbk_smem_bytes, handle, args, key_parts,
+            wk.SM90A)
 
 
 def prebuild_sm90a(cfg, kind, a_kmajor, b_kmajor, pair):
@@ -191,8 +198,9 @@ def prebuild_sm90a(cfg, kind, a_kmajor, b_kmajor, pair):
     kern = api._wgmma(cfg, kind, a_kmajor, b_kmajor, None, 0, pair)
     sig = _wgmma_sig(types.Tuple(()))
     parts = ("wgmma", cfg.key, kind, a_kmajor, b_kmajor, pair, None, str(sig))
-    key = launch.cache_key(kern.py_func.__qualname__.split(".")[0], parts, wk.SM90A)
-    launch.build(kern.py_func, sig, wk.SM90A, key, kern.nbk_launch_bounds)
+    cluster = getattr(kern, "nbk_cluster", None)
+    key = launch.cache_key(kern.py_func.__qualname__.split(".")[0], parts, wk.SM90A, cluster)
+    launch.build(kern.py_func, sig, wk.SM90A, key, kern.nbk_launch_bounds, cluster)
 
 
 def _wgmma_sig(ext_types):

@@ -22,7 +22,11 @@ class WgmmaConfig:
     """``bm x bn`` outputs per tile, one producer warpgroup, a ``stages``-deep ring of shared-
     memory stages filled by TMA. Cooperative (default): ``bm // 64`` consumer warpgroups
     share each tile, 64 rows each. ``pingpong``: two consumer warpgroups take alternate tiles
-    whole, so one runs its epilogue while the other runs its main loop."""
+    whole, so one runs its epilogue while the other runs its main loop.
+
+    ``cluster=2``: clusters of two blocks on two vertically neighbouring tiles (rows m and
+    m + 1 of tiles, the same columns), which share their B tile: each block loads its own A and
+    half of B, multicast into both blocks' shared memory (half the B traffic from L2)."""
 
     bm: int = 128
     bn: int = 256
@@ -30,6 +34,7 @@ class WgmmaConfig:
     group_m: int = 8  # tile rasterization: tiles walk N within groups of group_m tile-rows
     pingpong: bool = False
     wg_rows: int = 64  # cooperative: tile rows per consumer warpgroup (64 or 128)
+    cluster: int = 1  # blocks per cluster along M (2: the pair shares B by TMA multicast)
 
     def __post_init__(self):
         problems = []
@@ -49,6 +54,8 @@ class WgmmaConfig:
         if self.pingpong and self.bm * self.bn > 128 * 128:
             problems.append(f"a ping-pong consumer holds the whole {self.bm}x{self.bn} tile: "
                             "at most 128 accumulator registers (bm * bn <= 16384)")
+        if self.cluster not in (1, 2):
+            problems.append(f"cluster must be 1 or 2 blocks, got {self.cluster}")
         if problems:
             raise NbkernelsError(f"WgmmaConfig{self.key}: " + "; ".join(problems))
 
@@ -67,7 +74,8 @@ class WgmmaConfig:
 
     @property
     def key(self) -> tuple:
-        return (self.bm, self.bn, self.stages, self.group_m, self.pingpong, self.wg_rows)
+        base = (self.bm, self.bn, self.stages, self.group_m, self.pingpong, self.wg_rows)
+        return base if self.cluster == 1 else base + (self.cluster,)  # cluster 1: keys as before
 
     @property
     def stage_bytes(self) -> int:
@@ -80,8 +88,15 @@ class WgmmaConfig:
 
     def __str__(self):
         how = "ping-pong" if self.pingpong else f"cooperative ({self.wg_rows}-row)"
+        pair = ("" if self.cluster == 1 else
+                f", clusters of {self.cluster}x1 blocks sharing B tiles by TMA multicast")
         return (f"{self.bm}x{self.bn}x{BK} tile, {self.consumers} {how} consumer warpgroups + "
-                f"1 TMA producer, {self.stages} stages, persistent")
+                f"1 TMA producer, {self.stages} stages, persistent{pair}")
+
+    @property
+    def cluster_dims(self):
+        """The launch's cluster shape (blocks along the grid's x)."""
+        return (self.cluster, 1, 1)
 
 
 #: 128x256, 2 consumer warpgroups of 64x256 (128 accumulator registers each, setmaxnreg 232),
@@ -95,6 +110,13 @@ CANDIDATES = (DEFAULT, SMALL, WgmmaConfig(256, 128, 4), WgmmaConfig(256, 128, 4,
               WgmmaConfig(128, 256, 3),
               WgmmaConfig(64, 128, 4), WgmmaConfig(128, 128, 6, 8, True),
               WgmmaConfig(64, 256, 5, 8, True))
+#: Clusters of two blocks on vertically neighbouring tiles sharing B by TMA multicast (cuBLAS's
+#: nvjet kernels run 1x2 / 2x1 clusters at every size profiled). At 128x256 a block moves 48 KB
+#: from L2 per k-tile alone and 32 KB in a pair. Not measured yet: opt-in (tile=), not chosen.
+CLUSTER_CANDIDATES = (WgmmaConfig(128, 256, 4, cluster=2), WgmmaConfig(256, 128, 4, 8, False, 128,
+                                                                      cluster=2),
+                      WgmmaConfig(128, 128, 6, 8, True, cluster=2))
+CANDIDATES = CANDIDATES + CLUSTER_CANDIDATES
 #: A last wave of tiles this short against the SM count still favours the larger tile
 #: (run 1, 2048^3: 128 tiles of 256x128 on 132 SMs, 276 TFLOPS; 512 of 128x128: 232;
 #: session 4 run 4: 128 tiles of 128x256, 303).

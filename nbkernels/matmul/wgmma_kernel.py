@@ -27,6 +27,21 @@ Design (per persistent block of ``128 * (1 + bm/64)`` threads):
 
 numba cannot pass a 128-byte tensor map by value as a ``__grid_constant__`` parameter, so
 the two maps (A, B) arrive in a small global-memory array (see :mod:`nbkernels.tensormap`).
+
+Clusters (``cfg.cluster == 2``, launched with a (2, 1, 1) cluster shape): the two blocks of a
+cluster walk the same sequence of tile *pairs* (tile rows 2p and 2p + 1, the same columns), so
+they run the same number of k-tiles in lock-step; block rank r computes tile row 2p + r. Per
+stage each producer loads its own A box and half of the shared B tile (K-major B: the box of
+rows ``r * bn/2 ...``; N-major B: the 64-column boxes ``j`` with ``j % 2 == r``) with a TMA
+multicast into both blocks' shared memory at the same offset, which completes the bytes on the
+``full`` barrier at the same offset in both; each block's ``full`` barrier therefore expects
+its whole stage (its A + all of B), announced by its own producer. A slot may be refilled only
+when the consumers of both blocks have freed it: each consumer arrives on its own ``empty``
+barrier and, through ``mapa``, on the peer's (twice the arrivals per phase). A cluster barrier
+after the barriers' initialisation (``fence.mbarrier_init``) makes them visible to the peer
+before its first multicast or arrival, and one before exit keeps both blocks (and their shared
+memory) alive until the last remote arrival. The second tile of a pair past the matrix's last
+row still loads (TMA zero-fills, the bytes still arrive) but stores nothing.
 """
 from __future__ import annotations
 
@@ -94,6 +109,7 @@ def build_kernel(cfg: WgmmaConfig, kind: str, a_kmajor: bool, b_kmajor: bool, ep
     NF = BN // 8  # n8 fragments per warp: the sm_80 epilogue's layout of a 16 x BN strip
     MW = cfg.blocks_m  # 64-row blocks (accumulators) per consumer
     PP = cfg.pingpong
+    CL = cfg.cluster > 1
     store_all = _unrolled_epilogue(1, NF, out_kind, epilogue, n_extra, pair_store)
     ns = {
         "cuda": cuda, "I": I, "np": np, "int32": int32, "int64": int64, "uint32": uint32,
@@ -108,7 +124,13 @@ def build_kernel(cfg: WgmmaConfig, kind: str, a_kmajor: bool, b_kmajor: bool, ep
     else:
         load_a = [f"tma(a_s + {i * BOX * ROW_BYTES}, TM, (0, 0), m0 + {i * BOX}, k0, za, full)"
                   for i in range(BM // BOX)]
-    if b_kmajor:
+    if CL and b_kmajor:  # this block's half of the B rows, multicast to both blocks
+        load_b = [f"tmc(b_s + rank * {BN // 2 * ROW_BYTES}, TM, (1, 0), k0, n0 + rank * {BN // 2}, "
+                  "zb, full, BOTH)"]
+    elif CL:  # this block's share of the 64-column boxes of B (j % 2 == rank)
+        load_b = [f"if rank == {j % 2}: tmc(b_s + {j * BOX * ROW_BYTES}, TM, (1, 0), "
+                  f"n0 + {j * BOX}, k0, zb, full, BOTH)" for j in range(BN // BOX)]
+    elif b_kmajor:
         load_b = ["tma(b_s, TM, (1, 0), k0, n0, zb, full)"]
     else:
         load_b = [f"tma(b_s + {j * BOX * ROW_BYTES}, TM, (1, 0), n0 + {j * BOX}, k0, zb, full)"
@@ -131,7 +153,30 @@ def build_kernel(cfg: WgmmaConfig, kind: str, a_kmajor: bool, b_kmajor: bool, ep
             f"store_all(frag{w}, m0 + row0 + {64 * w} + warp * 16 + (lane >> 2), "
             "n0 + 2 * (lane & 3), M, N, alpha, beta, c_at, d_at, ldc_r * OSZ, ldc_c * OSZ, "
             "ldd_r * OSZ, ldd_c * OSZ, extra)"]
+    epilogue_src = ["c_at = I.gmem_addr(C, 0) + b * sc * OSZ",
+                    "d_at = I.gmem_addr(D, 0) + b * sd * OSZ"] + epilogue_src
+    if CL:  # the second tile of a pair may lie below the matrix: loaded (zeros), not stored
+        epilogue_src = ["if m0 < M:"] + ["    " + x for x in epilogue_src]
     osz = _OUT_BYTES[out_kind]
+    # Cluster variant: the scheduler walks tile pairs; every release goes to both blocks.
+    if CL:
+        sched = dict(start="cuda.blockIdx.x // 2", step="cuda.gridDim.x // 2", tm="pairs_m",
+                     group=max(1, GROUP_M // 2), row=f"((first_m + (r % per_group) % rows) * 2 + rank)")
+        sync = ["I.barrier_cluster_arrive()", "I.barrier_cluster_wait()"]
+        init_fence = ["        I.fence_mbarrier_init()  # the peer's multicasts and arrivals come next"]
+        rank_src = ["rank = I.cluster_ctarank()", "peer = rank ^ 1",
+                    "pairs_m = (tiles_m + 1) // 2  # tile rows in pairs (the last may be half out)"]
+    else:
+        sched = dict(start="cuda.blockIdx.x", step="cuda.gridDim.x", tm="tiles_m", group=GROUP_M,
+                     row="(first_m + (r % per_group) % rows)")
+        sync, init_fence, rank_src = ["cuda.syncthreads()"], [], []
+
+    def release(indent, addr):
+        lines = [f"I.mbarrier_arrive({addr})"]
+        if CL:
+            lines = [f"e = {addr}", "I.mbarrier_arrive(e)",
+                     "I.mbarrier_arrive_cluster(I.mapa_shared_cluster(e, peer))"]
+        return "\n".join(" " * indent + x for x in lines)
     src = f'''
 def kernel(TM, C, D, M, N, K, ldc_r, ldc_c, ldd_r, ldd_c, sc, sd, alpha, beta,
            tiles_m, tiles_n, batch, a_batched, b_batched, extra):
@@ -147,24 +192,24 @@ def kernel(TM, C, D, M, N, K, ldc_r, ldc_c, ldd_r, ldd_c, sc, sd, alpha, beta,
         I.fence_proxy_tensormap_acquire(TM, (1, 0))
         for s in range({STAGES}):
             I.mbarrier_init(bar0 + 8 * s, 1)  # full[s]: the producer's arrival + TMA bytes
-            I.mbarrier_init(bar0 + {8 * STAGES} + 8 * s, {1 if PP else NC})  # empty[s]: its consumers
+            I.mbarrier_init(bar0 + {8 * STAGES} + 8 * s, {(1 if PP else NC) * cfg.cluster})  # empty[s]: its consumers
         I.mbarrier_init(bar0 + {16 * STAGES}, 1)  # order: ping-pong main loops take turns
         I.fence_proxy_async()
-    cuda.syncthreads()
+{chr(10).join(init_fence + ["    " + x for x in sync + rank_src])}
     ktiles = (K + {BK - 1}) // {BK}
-    per_batch = tiles_m * tiles_n
+    per_batch = {sched["tm"]} * tiles_n
     ntiles = per_batch * batch
-    per_group = {GROUP_M} * tiles_n
+    per_group = {sched["group"]} * tiles_n
     if wg == 0:
         I.setmaxnreg_dec({PRODUCER_REGS})
         if t == 0:
             it = 0
-            for tile in range(cuda.blockIdx.x, ntiles, cuda.gridDim.x):
+            for tile in range({sched["start"]}, ntiles, {sched["step"]}):
                 b = tile // per_batch
                 r = tile - b * per_batch
-                first_m = (r // per_group) * {GROUP_M}
-                rows = min(tiles_m - first_m, {GROUP_M})
-                m0 = (first_m + (r % per_group) % rows) * {BM}
+                first_m = (r // per_group) * {sched["group"]}
+                rows = min({sched["tm"]} - first_m, {sched["group"]})
+                m0 = {sched["row"]} * {BM}
                 n0 = ((r % per_group) // rows) * {BN}
                 za = b * a_batched
                 zb = b * b_batched
@@ -191,7 +236,7 @@ def kernel(TM, C, D, M, N, K, ldc_r, ldc_c, ldd_r, ldd_c, sc, sd, alpha, beta,
         ad0 = smem_desc(ring + row0 * {ROW_BYTES}, {a_lbo}, {a_sbo}, 1, 0)
         bd0 = smem_desc(ring + {A_BYTES}, {b_lbo}, {b_sbo}, 1, 0)
         j = -1
-        for tile in range(cuda.blockIdx.x, ntiles, cuda.gridDim.x):
+        for tile in range({sched["start"]}, ntiles, {sched["step"]}):
             j += 1  # the block's j-th tile: its k-tiles are the ring's j*ktiles ... on
             if {int(PP)} and j % 2 != cw:
                 continue  # ping-pong: the other consumer's tile
@@ -203,9 +248,9 @@ def kernel(TM, C, D, M, N, K, ldc_r, ldc_c, ldd_r, ldd_c, sc, sd, alpha, beta,
                     pass
             b = tile // per_batch
             r = tile - b * per_batch
-            first_m = (r // per_group) * {GROUP_M}
-            rows = min(tiles_m - first_m, {GROUP_M})
-            m0 = (first_m + (r % per_group) % rows) * {BM}
+            first_m = (r // per_group) * {sched["group"]}
+            rows = min({sched["tm"]} - first_m, {sched["group"]})
+            m0 = {sched["row"]} * {BM}
             n0 = ((r % per_group) // rows) * {BN}
 {chr(10).join(f"            acc{w} = fop(zeros())" for w in range(MW))}
             for kt in range(ktiles):
@@ -221,19 +266,19 @@ def kernel(TM, C, D, M, N, K, ldc_r, ldc_c, ldd_r, ldd_c, sc, sd, alpha, beta,
                 I.wgmma_wait_group(1)
 {chr(10).join(f"                acc{w} = fop(acc{w})" for w in range(MW))}
                 if kt > 0 and ct == 0:  # the previous k-tile's wgmma are done: free its stage
-                    I.mbarrier_arrive(bar0 + {8 * STAGES} + 8 * ((it - 1) % {STAGES}))
+{release(20, f"bar0 + {8 * STAGES} + 8 * ((it - 1) % {STAGES})")}
                 it += 1
             if {int(PP)} and ct == 0:
                 I.mbarrier_arrive(bar0 + {16 * STAGES})  # tile j's main loop is issued: turn
             I.wgmma_wait_group(0)
 {chr(10).join(f"            acc{w} = fop(acc{w})" for w in range(MW))}
             if ktiles > 0 and ct == 0:
-                I.mbarrier_arrive(bar0 + {8 * STAGES} + 8 * ((it - 1) % {STAGES}))
-            c_at = I.gmem_addr(C, 0) + b * sc * OSZ
-            d_at = I.gmem_addr(D, 0) + b * sd * OSZ
-{chr(10).join(" " * 12 + x for x in epilogue_src)}
+{release(16, f"bar0 + {8 * STAGES} + 8 * ((it - 1) % {STAGES})")}
+{chr(10).join([" " * 12 + x for x in epilogue_src] + ["    " + x for x in sync if CL])}
 '''
     ns["tma"] = I.tma_load_3d
+    ns["tmc"] = I.tma_load_3d_multicast
+    ns["BOTH"] = np.uint16(0b11)  # ctaMask: both blocks of the cluster
     ns["OSZ"] = osz
     exec(compile(src, f"<wgmma_kernel {cfg.key} {kind} {a_kmajor} {b_kmajor}>", "exec"), ns)  # noqa: S102
     kernel = cuda.jit(ns["kernel"])
@@ -243,6 +288,8 @@ def kernel(TM, C, D, M, N, K, ldc_r, ldc_c, ldd_r, ldd_c, sc, sd, alpha, beta,
     # registers the block must own for its setmaxnreg requests (runner checks the cubin)
     kernel.nbk_reg_pool = 128 * PRODUCER_REGS + 128 * NC * consumer_regs(NC)
     kernel.nbk_source = src
+    if CL:
+        kernel.nbk_cluster = cfg.cluster_dims  # the launch must carry it (runner.launch_jit)
     return kernel
 
 
@@ -271,7 +318,8 @@ def operand_geometry(view, operand: str, kmajor: bool, cfg: WgmmaConfig):
     batch_bytes = sb * esz if nb > 1 else _round16(mid * mid_bytes)
     if nb > 1 and (sb <= 0 or batch_bytes % 16):
         return f"{operand}'s batch stride ({sb} elements) is not a multiple of 16 bytes"
-    rows_box = {("a", True): cfg.bm, ("b", True): cfg.bn}.get((operand, kmajor), BOX)
+    # K-major B in a cluster: each block loads (and multicasts) half of the tile's rows
+    rows_box = {("a", True): cfg.bm, ("b", True): cfg.bn // cfg.cluster}.get((operand, kmajor), BOX)
     return (nb, mid, inner), (batch_bytes, mid_bytes, esz), (1, rows_box, BOX)
 
 
