@@ -148,3 +148,87 @@ def test_many_tiles_per_block_and_more_k_tiles_than_stages(tile):
     nbkernels.gemm(cupy.asarray(a), cupy.asarray(b), out=out, variant="sm90a", tile=tile)
     err, where = relerr(cupy.asnumpy(out), reference(a, b))
     assert err <= 1e-2, where
+
+
+# --- clusters of two blocks sharing B (cfg.cluster == 2) ---------------------------------------
+CLUSTER_TILES = {"128x256x4c2": wc.WgmmaConfig(128, 256, 4, cluster=2),
+                 "128x128x6c2": wc.WgmmaConfig(128, 128, 6, cluster=2),
+                 "256x128x4wc2": wc.WgmmaConfig(256, 128, 4, 8, False, 128, cluster=2),
+                 "128x128x6pc2": wc.WgmmaConfig(128, 128, 6, 8, True, cluster=2),
+                 "128x64x6c2": wc.WgmmaConfig(128, 64, 6, cluster=2)}
+
+# dtype, (batch a, batch b), M, N, K, layouts, with C: odd tile-row counts (the pair's second
+# tile below the matrix: loaded as zeros, not stored), M below one tile, more k-tiles than
+# stages, more pairs than clusters (the ring's phases wrap), batches, both B majors.
+CLUSTER_CASES = [
+    ("bfloat16", (0, 0), 300, 264, 520, "rr", True),  # 3 tile rows at bm 128: odd
+    ("float16", (0, 0), 64, 136, 72, "rc", False),  # M < one tile: rank 1 stores nothing
+    ("bfloat16", (0, 0), 1, 1024, 264, "rr", False),
+    ("float16", (3, 1), 129, 72, 136, "cr", True),  # batch: pairs never span batches
+    ("bfloat16", (2, 2), 255, 256, 1000, "tc", False),
+    ("float16", (0, 0), 2049, 2056, 1024, "rr", False),  # more pairs than clusters
+    ("bfloat16", (0, 0), 1000, 8, 2056, "rc", True),  # N below one tile, long K
+]
+
+
+@pytest.mark.parametrize("tile", list(CLUSTER_TILES))
+@pytest.mark.parametrize("case", range(len(CLUSTER_CASES)))
+def test_cluster_configs_sm90a(tile, case):
+    dtype, (ba, bb), m, n, k, lay, use_c = CLUSTER_CASES[case]
+    cfg = CLUSTER_TILES[tile]
+    rng = np.random.default_rng()
+    sa = (ba, m, k) if ba else (m, k)
+    sb = (bb, k, n) if bb else (k, n)
+    a, b = make(rng, dtype, sa, lay[0]), make(rng, dtype, sb, lay[1])
+    shape = np.broadcast_shapes(sa[:-2], sb[:-2]) + (m, n)
+    c = rng.standard_normal(shape).astype(DTYPES[dtype]) if use_c else None
+    alpha, beta = (1.5, -0.5) if use_c else (0.75, 0.0)
+    out = cupy.asarray(np.full(shape, np.nan, np.float32).astype(DTYPES[dtype]))
+    da, db = device_like(a), device_like(b)
+    dc = cupy.asarray(c) if c is not None else None
+    kw = dict(alpha=alpha, beta=beta, variant="sm90a", tile=cfg)
+    plan = nbkernels.explain(da, db, dc, **kw)
+    assert "variant: sm90a" in plan and "clusters of 2x1 blocks" in plan, plan
+    assert nbkernels.gemm(da, db, dc, out=out, **kw) is out
+    err, where = relerr(cupy.asnumpy(out), reference(a, b, c, alpha, beta))
+    assert err <= TOLERANCES[(dtype, None)], f"{tile} {CLUSTER_CASES[case]}: {err:.3g}; {where}"
+    # the repeat-call path replays the cluster launch (cuLaunchKernelEx) on new values
+    a2 = make(rng, dtype, sa, lay[0])
+    da2 = device_like(a2)
+    out2 = cupy.asarray(np.full(shape, np.nan, np.float32).astype(DTYPES[dtype]))
+    nbkernels.gemm(da2, db, dc, out=out2, **kw)
+    err, where = relerr(cupy.asnumpy(out2), reference(a2, b, c, alpha, beta))
+    assert err <= TOLERANCES[(dtype, None)], f"{tile} repeat: {err:.3g}; {where}"
+
+
+@pytest.mark.parametrize("tile", ["128x256x4c2", "128x128x6pc2"])
+def test_fused_bias_relu_on_cluster_configs(tile):
+    @nbkernels.gemm
+    def bias_relu(acc, i, j, bias):
+        return max(acc + bias[j], 0.0)
+
+    rng = np.random.default_rng()
+    a, b = make(rng, "bfloat16", (300, 264)), make(rng, "bfloat16", (264, 520))
+    bias = rng.standard_normal(520).astype(np.float32)
+    out = cupy.asarray(np.full((300, 520), np.nan, np.float32).astype(BF16))
+    bias_relu(cupy.asarray(a), cupy.asarray(b), cupy.asarray(bias), out=out, variant="sm90a",
+              tile=CLUSTER_TILES[tile])
+    err, where = relerr(cupy.asnumpy(out), np.maximum(reference(a, b) + bias, 0))
+    assert err <= TOLERANCES[("bfloat16", None)], where
+
+
+def test_cluster_grid_is_what_fits_and_a_multiple_of_two():
+    """The recorded launch (what repeat calls replay) carries the cluster shape, and its grid
+    is whole clusters."""
+    from nbkernels.matmul import fast
+
+    rng = np.random.default_rng()
+    a, b = make(rng, "bfloat16", (4096, 512)), make(rng, "bfloat16", (512, 4096))
+    fast._FAST.clear()
+    nbkernels.gemm(cupy.asarray(a), cupy.asarray(b), variant="sm90a",
+                   tile=CLUSTER_TILES["128x256x4c2"])
+    steps = [st for lz in fast._FAST.values() for st in lz.steps]
+    assert len(steps) == 1, steps
+    st = steps[0]
+    assert len(st.fn) == 3 and st.fn[2] == (2, 1, 1), st.fn
+    assert st.grid[0] % 2 == 0 and 2 <= st.grid[0] <= 132, st.grid

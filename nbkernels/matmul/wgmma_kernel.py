@@ -161,7 +161,7 @@ def build_kernel(cfg: WgmmaConfig, kind: str, a_kmajor: bool, b_kmajor: bool, ep
     # Cluster variant: the scheduler walks tile pairs; every release goes to both blocks.
     if CL:
         sched = dict(start="cuda.blockIdx.x // 2", step="cuda.gridDim.x // 2", tm="pairs_m",
-                     group=max(1, GROUP_M // 2), row=f"((first_m + (r % per_group) % rows) * 2 + rank)")
+                     group=max(1, GROUP_M // 2), row="((first_m + (r % per_group) % rows) * 2 + rank)")
         sync = ["I.barrier_cluster_arrive()", "I.barrier_cluster_wait()"]
         init_fence = ["        I.fence_mbarrier_init()  # the peer's multicasts and arrivals come next"]
         rank_src = ["rank = I.cluster_ctarank()", "peer = rank ^ 1",
