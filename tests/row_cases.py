@@ -17,9 +17,11 @@ DTYPES = {"float32": np.float32, "float16": np.float16, "bfloat16": ml_dtypes.bf
 TOLERANCES = {"float32": 2e-5, "float16": 2e-3, "bfloat16": 1.6e-2}
 VARIANTS = {None: None, "warp": RowConfig("warp", 32, 4), "block": RowConfig("block", 64),
             "split": RowConfig("split", 32), "split256": RowConfig("split", 256),
-            # blocks looping over rows: fewer blocks than rows, one or two staging buffers
+            # blocks looping over rows: fewer blocks than rows, rings of 1, 2 or 4 buffers
             "loop1": RowConfig("block", 64, blocks=3, buffers=1),
             "loop2": RowConfig("block", 64, blocks=2, buffers=2),
+            "loop4": RowConfig("block", 64, blocks=2, buffers=4),
+            "warploop4": RowConfig("warp", 32, 2, blocks=1, buffers=4),
             "oneblock": RowConfig("block", 64, blocks=1, buffers=2),
             "warploop": RowConfig("warp", 32, 2, blocks=2, buffers=2),
             "splitloop": RowConfig("split", 32, blocks=2, buffers=2)}  # swiglu loops chunks

@@ -39,6 +39,12 @@ def test_plan_fills_every_sm_with_double_buffered_blocks():
     assert plan(RowConfig("block", 256)) == (4 * 132, 2, 256 * (2 * 64 + 64))
 
 
+def test_plan_takes_a_ring_of_four_only_when_asked():
+    # measured no faster than two on the H200 (perf-notes r7): never picked by itself
+    assert plan(RowConfig("block", 256), regs=116)[1] == 2
+    assert plan(RowConfig("block", 256, buffers=4), regs=116) == (2 * 132, 4, 256 * 320)
+
+
 def test_plan_never_launches_more_blocks_than_items():
     assert plan(RowConfig("block", 256), items=100) == (100, 2, 256 * 192)
     assert plan(RowConfig("block", 256), items=1)[0] == 1
@@ -64,14 +70,17 @@ def test_plan_modes_and_forced_configs():
     assert plan(cfg, mode="0") == (8192, 1, 256 * 128)  # a block per row, as before the loop
     assert plan(cfg, mode="1") == (4 * 132, 1, 256 * 128)
     assert plan(cfg, mode="2") == (4 * 132, 2, 256 * 192)
+    assert plan(cfg, mode="4") == (2 * 132, 4, 256 * 320)
+    # 4 asked for where only 2 fit in a block: 2
+    assert plan(cfg, mode="4", row_bytes=256, vec_bytes=64) == (132, 2, 256 * 576)
     assert plan(RowConfig("block", 256, blocks=3), mode="0") == (3, 2, 256 * 192)
     assert plan(RowConfig("block", 256, blocks=3, buffers=1)) == (3, 1, 256 * 128)
 
 
 def test_plan_counts_registers():
     # 256 threads: 64 registers leave 4 blocks, 65 leave 3, 128 leave 2... shared memory
-    # allowing 4 (48 KB + reserve)
-    assert [plan(RowConfig("block", 256), regs=r)[0] for r in (64, 65, 96, 128)] == \
+    # allowing 4 (48 KB + reserve, two buffers)
+    assert [plan(RowConfig("block", 256), regs=r, mode="2")[0] for r in (64, 65, 96, 128)] == \
         [4 * 132, 3 * 132, 2 * 132, 2 * 132]
 
 

@@ -25,10 +25,12 @@ CASES += [("softmax", dt, (64, 5000), "contig", sp, var)
 CASES += [(op, "float32", (64, 3000), "contig", sp, None)
           for op, sp in itertools.product(("rms_norm", "layer_norm", "swiglu"),
                                           ("nonfinite", "equal"))]
-# a few blocks looping over many rows, one or two buffers; swiglu looping over chunks
+# a few blocks looping over many rows, rings of 1, 2 and 4 buffers; swiglu looping over chunks
 CASES += [(op, dt, (37, 2000), "contig", None, var)  # 64-thread blocks hold 2048
-          for op, dt, var in itertools.product(OPS, ("bfloat16", "float32"), ("loop1", "loop2"))]
-CASES += [(op, "float16", (301, 1000), "contig", None, "warploop") for op in OPS]
+          for op, dt, var in itertools.product(OPS, ("bfloat16", "float32"),
+                                               ("loop1", "loop2", "loop4"))]
+CASES += [(op, "float16", (301, 1000), "contig", None, var) for op in OPS
+          for var in ("warploop", "warploop4")]
 CASES += [("swiglu", "bfloat16", (3, 40000), "contig", None, "splitloop")]
 
 
@@ -114,11 +116,11 @@ def test_softmax_other_axis_torch():
         assert m is None, m
 
 
-@pytest.mark.parametrize("mode", ["0", "1", "2"])
+@pytest.mark.parametrize("mode", ["0", "1", "2", "4"])
 @pytest.mark.parametrize("op", OPS)
 def test_loop_modes(op, mode, monkeypatch):
     """NBKERNELS_ROWS_LOOP (the benchmark's comparison): a block per row, or blocks looping
-    with one or two buffers; each must give the same results, replays included."""
+    with a ring of 1, 2 or 4 buffers; each must give the same results, replays included."""
     _fw("cupy")
     monkeypatch.setenv("NBKERNELS_ROWS_LOOP", mode)
     rng = np.random.default_rng()

@@ -68,7 +68,8 @@ def test_planned_launches_respect_every_launch_limit(monkeypatch, gpu):
     checked = 0
     for name, kern in kernels():
         bound = kern.nbk_launch_bounds[0]
-        for (rows, n), forced, mode in itertools.product(SHAPES, FORCED, (None, "0", "1", "2")):
+        for (rows, n), forced, mode in itertools.product(SHAPES, FORCED,
+                                                       (None, "0", "1", "2", "4")):
             # the first launch plans with the guessed static size, later ones with the real
             # one (at most cfgmod.STATIC_SMEM; swiglu has none): registers 64 (the guess),
             # 32 and 128

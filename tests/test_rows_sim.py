@@ -52,6 +52,14 @@ LOOP_CASES += [("rms_norm", "float32", (1, 64), "contig", None, "loop2"),
                ("layer_norm", "float32", (4, 90), "contig", "nonfinite", "loop2"),
                ("layer_norm", "bfloat16", (5, 64), "contig", "equal", "loop1"),
                ("layer_norm", "float32", (5, 64), "contig", "equal", "warploop")]
+# a ring of 4 buffers: 11 rows on 2 blocks (3 rows in flight, then the ring's tail of empty
+# groups), 3 rows on 2 blocks (fewer rows than the ring is deep), 9 rows on one block of two
+# warp groups (unequal counts); layer_norm carries its pivots three rows ahead
+LOOP_CASES += [(op, "bfloat16", (11, 300), "contig", None, "loop4") for op in OPS]
+LOOP_CASES += [("layer_norm", "float32", (3, 200), "contig", "equal", "loop4"),
+               ("softmax", "float16", (9, 40), "contig", "big", "warploop4"),
+               ("layer_norm", "bfloat16", (9, 64), "rowstride", None, "warploop4"),
+               ("rms_norm_residual", "float32", (11, 64), "misaligned", None, "loop4")]
 CASES += LOOP_CASES
 
 # rows that fill every thread's 32 elements (the unmasked path each thread takes when none of

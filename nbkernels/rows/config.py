@@ -12,6 +12,11 @@ from ..errors import NbkernelsError
 from .device import MAX_THREADS, MAX_WARPS, PER_THREAD
 
 VARIANTS = ("warp", "block", "split")
+BUFFERS = (1, 2, 4)  # ring depths of the row loop (a power of two: the slot is a mask)
+#: the deepest ring plan_loop picks by itself: on the H200 (session 5, run 2; perf-notes r7) a
+#: ring of 4 was 0-8 points of copy below 2 for every op and dtype, and never above by more
+#: than noise; 4 stays for NBKERNELS_ROWS_LOOP=4 and RowConfig(buffers=4)
+AUTO_BUFFERS = 2
 #: Static shared memory a row kernel declares at most (layer_norm's and softmax's (4, MAX_WARPS)
 #: float32 reduction scratch): counted against the per-block limit with the dynamic staging
 #: before a kernel's real size is read from the driver after its first launch.
@@ -28,9 +33,10 @@ class RowConfig:
 
     Warp and block layouts loop: each block walks rows ``r, r + step, ...``. ``blocks``: how
     many blocks are launched (0: as many as stay resident on the GPU, :func:`plan_loop`;
-    never more than the rows need); ``buffers``: staging buffers per row group, 1 or 2 (two:
-    the next row's copies are in flight while this one is reduced and written; 0: chosen by
-    :func:`plan_loop`). swiglu loops over the split layout's chunks too."""
+    never more than the rows need); ``buffers``: the ring of staging buffers per row group,
+    1, 2 or 4 (the next ``buffers - 1`` rows' copies are in flight while this one is reduced
+    and written; 0: chosen by :func:`plan_loop`). swiglu loops over the split layout's chunks
+    too."""
 
     variant: str
     threads: int
@@ -43,9 +49,9 @@ class RowConfig:
         if self.variant not in VARIANTS:
             raise NbkernelsError(f"RowConfig.variant: expected one of {VARIANTS}, got "
                                  f"{self.variant!r}")
-        if self.blocks < 0 or self.buffers not in (0, 1, 2):
+        if self.blocks < 0 or self.buffers not in (0,) + BUFFERS:
             raise NbkernelsError(f"RowConfig: blocks must be >= 0 (0: as many as stay "
-                                 f"resident) and buffers 0, 1 or 2, got blocks={self.blocks}, "
+                                 f"resident) and buffers 0, 1, 2 or 4, got blocks={self.blocks}, "
                                  f"buffers={self.buffers}")
         if self.threads % 32 or not 32 <= self.threads * self.rows_per_block <= MAX_THREADS:
             raise NbkernelsError(
@@ -158,30 +164,32 @@ def plan_loop(cfg: RowConfig, items: int, sms: int, lim: SmLimits, regs: int, st
               row_bytes: int, vec_bytes: int, max_smem: int, mode: str | None = None):
     """(blocks, buffers, dynamic shared memory) for ``items`` row groups (or chunks) in the
     looping layout ``cfg``. A thread stages ``row_bytes`` per buffer and ``vec_bytes`` once
-    (weight, bias). Two buffers unless they do not fit in a block, or they leave one block
-    per SM where one buffer leaves more (a guess, not measured yet: a lone block idles the
-    SM at every barrier; the benchmark's --modes 1,2 compares the two).
-    Blocks: as many as stay resident (``lim``, ``regs`` registers per thread), at most one
-    per item. ``mode`` (NBKERNELS_ROWS_LOOP) "0": a block per item, one buffer (no loop:
-    the layout before the loop, for comparison); "1" / "2": that many buffers. ``max_smem``:
-    the per-block opt-in limit, which ``static_smem`` + the dynamic size must respect."""
+    (weight, bias). A ring of :data:`AUTO_BUFFERS` (2) where it fits in a block and leaves
+    at least two blocks per SM, or as many as one buffer does; else one buffer. Blocks: as many
+    as stay resident (``lim``, ``regs`` registers per thread), at most one per item.
+    ``mode`` (NBKERNELS_ROWS_LOOP) "0": a block per item, one buffer (no loop: the layout
+    before the loop, for comparison); "1", "2", "4": that many buffers (fewer where they do
+    not fit). ``max_smem``: the per-block opt-in limit, which ``static_smem`` + the dynamic
+    size must respect."""
     block = cfg.threads * cfg.rows_per_block
 
     def smem(nbuf):
         return block * (nbuf * row_bytes + vec_bytes)
+
+    def fits(nbuf):
+        return smem(nbuf) + static_smem <= max_smem  # static + dynamic: the per-block limit
 
     def resident(nbuf):
         return resident_blocks(block, regs, smem(nbuf) + static_smem, lim)
 
     if mode == "0" and not (cfg.blocks or cfg.buffers):
         return items, 1, smem(1)
-    nbuf = cfg.buffers or (int(mode) if mode in ("1", "2") else 0)
-    fits = smem(2) + static_smem <= max_smem  # static + dynamic: the per-block limit
+    nbuf = cfg.buffers or (int(mode) if mode in ("1", "2", "4") else 0)
     if not nbuf:
-        two, one = resident(2), resident(1)
-        nbuf = 2 if fits and (two >= 2 or two >= one) else 1
-    if nbuf == 2 and not fits:
-        nbuf = 1
+        one = resident(1)
+        nbuf = next((b for b in (AUTO_BUFFERS,) if fits(b) and resident(b) >= min(2, one)), 1)
+    while nbuf > 1 and not fits(nbuf):
+        nbuf //= 2
     blocks = cfg.blocks or max(1, resident(nbuf)) * sms
     return max(1, min(blocks, items)), nbuf, smem(nbuf)
 

@@ -235,7 +235,7 @@ def make_io(kind: str, sm80: bool, row_kind: str | None = None):
     # wait(): this thread's staged groups are then visible to it (each thread reads back only
     # what it wrote: no barrier needed); without cp.async they already are
     # commit(): close what this thread issued since the last commit into one group;
-    # wait_older(): commit, then wait for every group but that newest one (the next row's
+    # wait_behind(k): commit, then wait for every group but the newest k (the next rows'
     # copies stay in flight while the current row is worked on)
     if sm80:
         @dev
@@ -248,9 +248,18 @@ def make_io(kind: str, sm80: bool, row_kind: str | None = None):
             A.cp_async_commit_group()
 
         @dev
-        def wait_older():
+        def wait_behind(k):
+            """Commit, then wait for every group but the newest ``k`` (0-3; a row ring
+            with ``k`` items staged ahead of the one worked on)."""
             A.cp_async_commit_group()
-            A.cp_async_wait_group(1)
+            if k >= 3:
+                A.cp_async_wait_group(3)
+            elif k == 2:
+                A.cp_async_wait_group(2)
+            elif k == 1:
+                A.cp_async_wait_group(1)
+            else:
+                A.cp_async_wait_group(0)
     else:
         @dev
         def wait():
@@ -261,7 +270,7 @@ def make_io(kind: str, sm80: bool, row_kind: str | None = None):
             pass
 
         @dev
-        def wait_older():
+        def wait_behind(k):
             pass
 
     @dev
@@ -379,13 +388,31 @@ def make_io(kind: str, sm80: bool, row_kind: str | None = None):
             c += min(max(m - (j * G + t) * S, 0), S)
         return uint32(c)
 
-    return SimpleNamespace(issue=issue, wait=wait, commit=commit, wait_older=wait_older,
+    def vector_group(staged: bool):
+        """``vg(sh, w, m, t, G, j, vals)``: slot group ``j`` of a vector (a weight, a bias) as
+        float32 into ``vals[0:S]``, from the copy staged at word ``w`` (``staged``: the row
+        loop) or read from global address ``w`` with ``m`` valid elements (a split row's
+        chunk)."""
+        if staged:
+            @dev
+            def vg(sh, w, m, t, G, j, vals):
+                load_group(sh, w, t, G, j, vals, 0)
+        else:
+            @dev
+            def vg(sh, w, m, t, G, j, vals):
+                tmp = cuda.local.array(GW, uint32)
+                gload(w, m, t, G, j, tmp)
+                for k in range(S):
+                    vals[k] = get(tmp, k)
+        return vg
+
+    return SimpleNamespace(issue=issue, wait=wait, commit=commit, wait_behind=wait_behind,
                            full=full, fetch=fetch, put_back=put_back, gload=gload, gstore=gstore,
                            get=get, put=put, first=first, elem=elem, gw=GW, groups=V, slot=S,
                            words=PER_THREAD * esz // 4, load_group=load_group,
                            load_row=load_row, store_group=store_group, pack_group=pack_group,
                            unpack_group=unpack_group, store_words=store_words,
-                           count=count)
+                           count=count, vector_group=vector_group)
 
 
 LOG2E = np.float32(1.4426950408889634)
@@ -504,15 +531,19 @@ def walk(G):
 
 def make_loop(io, prologue, stage, work):
     """``loop(sm, G, items, nbuf, words, vwords, ctx)``: the groups of ``G`` threads walk work
-    items (rows, or chunks) ``i, i + step, ...`` (:func:`walk`), each group with ``nbuf``
-    staging buffers of ``words`` words per thread and ``vwords`` more (weight, bias) after
-    them. ``prologue(sm, vbase, t, G, ctx)`` stages the vectors once; ``stage(sm, buf, item,
-    t, G, ctx)`` issues an item's copies into buffer word ``buf`` and returns a float32 the
-    item needs first (layer_norm's pivot; loaded with the copies, so its latency hides too);
-    ``work(sm, buf, vbase, item, it, pivot, t, G, ctx)`` works on a staged item (``it``: the
-    group's item count, for alternating reduction slots). With two buffers item i + step is
-    in flight while item i is worked on; with one, an item is staged then waited for."""
-    commit, wait, wait_older = io.commit, io.wait, io.wait_older
+    items (rows, or chunks) ``i, i + step, ...`` (:func:`walk`), each group with a ring of
+    ``nbuf`` (1, 2 or 4) staging buffers of ``words`` words per thread and ``vwords`` more
+    (weight, bias) after them. ``prologue(sm, vbase, t, G, ctx)`` stages the vectors once;
+    ``stage(sm, buf, item, t, G, ctx)`` issues an item's copies into buffer word ``buf`` and
+    returns a float32 the item needs first (layer_norm's pivot; loaded with the copies, so its
+    latency hides too); ``work(sm, buf, vbase, item, it, pivot, t, G, ctx)`` works on a staged
+    item (``it``: the group's item count, for alternating reduction slots). The ``nbuf - 1``
+    items after the current one are in flight while it is worked on; with one buffer an item
+    is staged, then waited for. Each item's copies are one cp.async group (an empty one past
+    the last item), so "all but the newest nbuf - 1 groups" is exactly the current item; a
+    buffer is refilled by the thread that read it an iteration before (each thread reads back
+    only what it staged), so the ring needs no barrier."""
+    commit, wait_behind = io.commit, io.wait_behind
 
     @dev
     def loop(sm, G, items, nbuf, words, vwords, ctx):
@@ -521,29 +552,40 @@ def make_loop(io, prologue, stage, work):
             return
         base = grp * G * (nbuf * words + vwords)
         vbase = base + nbuf * G * words
-        prologue(sm, vbase, t, G, ctx)
-        pivot = float32(0)
-        if nbuf > 1:
-            pivot = stage(sm, base, item, t, G, ctx)
-        commit()  # the vectors (and with two buffers the first item): waited for below
+        ahead = nbuf - 1
+        prologue(sm, vbase, t, G, ctx)  # committed with the first item's copies
+        # pivots of the current item (q0) and of the items staged after it (q1, q2)
+        q0, q1, q2 = float32(0), float32(0), float32(0)
+        for k in range(3):
+            if k < ahead:
+                v = float32(0)
+                if item + k * step < items:
+                    v = stage(sm, base + k * G * words, item + k * step, t, G, ctx)
+                commit()
+                if k == 0:
+                    q0 = v
+                elif k == 1:
+                    q1 = v
+                else:
+                    q2 = v
         it = int64(0)
         while item < items:
-            nxt = item + step
-            target = nxt if nbuf > 1 else item  # two buffers: the next item, into the other
+            target = item + ahead * step
             after = float32(0)
             if target < items:
-                after = stage(sm, base + ((it + 1) & (nbuf - 1)) * G * words, target, t, G,
-                              ctx)
-            if nbuf > 1 and nxt < items:
-                wait_older()  # all but the copies just issued
-            else:
-                wait()
-            if nbuf == 1:
-                pivot = after
-            work(sm, base + (it & (nbuf - 1)) * G * words, vbase, item, it, pivot, t, G, ctx)
-            if nbuf > 1:
-                pivot = after
-            item = nxt
+                after = stage(sm, base + ((it + ahead) & (nbuf - 1)) * G * words, target, t,
+                              G, ctx)
+            wait_behind(ahead)  # this item's copies have landed; the next ones stay in flight
+            if ahead == 0:
+                q0 = after
+            work(sm, base + (it & (nbuf - 1)) * G * words, vbase, item, it, q0, t, G, ctx)
+            if ahead == 1:
+                q0 = after
+            elif ahead == 2:
+                q0, q1 = q1, after
+            elif ahead == 3:
+                q0, q1, q2 = q1, q2, after
+            item += step
             it += 1
 
     return loop

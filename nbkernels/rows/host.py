@@ -305,10 +305,10 @@ class Call:
         block = cfg.threads * cfg.rows_per_block
         mode = os.environ.get("NBKERNELS_ROWS_LOOP") or \
             getattr(kernel, "nbk_loop_default", None)  # measured per kernel (perf-notes r5)
-        if mode not in (None, "0", "1", "2"):
-            raise NbkernelsError(f"NBKERNELS_ROWS_LOOP: expected 0 (a block per row), 1 or 2 "
-                                 f"(blocks looping over rows with that many buffers), got "
-                                 f"{mode!r}")
+        if mode not in (None, "0", "1", "2", "4"):
+            raise NbkernelsError(f"NBKERNELS_ROWS_LOOP: expected 0 (a block per row), 1, 2 or 4 "
+                                 f"(blocks looping over rows with a ring of that many buffers), "
+                                 f"got {mode!r}")
         if self.sim:  # no registers to read; two blocks exercise the loop
             grid, nbuf, smem = cfgmod.plan_loop(
                 cfg if cfg.blocks else replace(cfg, blocks=2), items, 1, cfgmod.SmLimits(), 64,

@@ -38,13 +38,11 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
     bio = make_io(bkind, sm80, kind)
     issue, wait, first, load_row, store_group, count = (io.issue, io.wait, io.first,
                                                         io.load_row, io.store_group, io.count)
-    wload, bload = wio.gload, bio.gload
     P, esz, wsz, bsz = PER_THREAD, ELEMENT_BYTES[kind], ELEMENT_BYTES[wkind], ELEMENT_BYTES[bkind]
-    V, S, WGW, BGW, NW = io.groups, io.slot, wio.gw, bio.gw, io.words
+    V, S, NW = io.groups, io.slot, io.words
     WNW = wio.words if has_w else 0  # words of weight and bias a thread stages (phase 0)
     BNW = bio.words if has_b else 0
     wissue, bissue = wio.issue, bio.issue
-    wgroup, bgroup, wget, bget = wio.load_group, bio.load_group, wio.get, bio.get
     zero = float32(0)
 
     @dev
@@ -83,6 +81,8 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
         return mean, group_sum(d0 + d1, G, red, slot + 1), full
 
     def make_write(staged: bool):
+        wgroup, bgroup = wio.vector_group(staged), bio.vector_group(staged)
+
         @dev
         def out_group(sm, xv, w, b, t, G, m, j, rstd, full, yrow):
             """Group ``j`` of y = (x - mean) * rstd * w + b from ``xv`` (x - mean), stored;
@@ -91,21 +91,9 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
             wv = cuda.local.array(S, float32)
             bv = cuda.local.array(S, float32)
             if has_w:
-                if staged:
-                    wgroup(sm, w, t, G, j, wv, 0)
-                else:
-                    wtmp = cuda.local.array(WGW, uint32)
-                    wload(w, m, t, G, j, wtmp)
-                    for k in range(S):
-                        wv[k] = wget(wtmp, k)
+                wgroup(sm, w, m, t, G, j, wv)
             if has_b:
-                if staged:
-                    bgroup(sm, b, t, G, j, bv, 0)
-                else:
-                    btmp = cuda.local.array(BGW, uint32)
-                    bload(b, m, t, G, j, btmp)
-                    for k in range(S):
-                        bv[k] = bget(btmp, k)
+                bgroup(sm, b, m, t, G, j, bv)
             for k in range(S):
                 y = xv[j * S + k] * rstd
                 if has_w:

@@ -40,10 +40,9 @@ def build(kind: str, wkind: str, sm80: bool, resid: bool):
     wio = make_io(wkind, sm80, kind)
     issue, wait, load_row, store_group, count = (io.issue, io.wait, io.load_row,
                                                  io.store_group, io.count)
-    wload, wget, wgroup = wio.gload, wio.get, wio.load_group
     pack_group, unpack_group, store_words = io.pack_group, io.unpack_group, io.store_words
-    P, esz, wsz, V, S, GW, WGW, NW = (PER_THREAD, ELEMENT_BYTES[kind], ELEMENT_BYTES[wkind],
-                                      io.groups, io.slot, io.gw, wio.gw, io.words)
+    P, esz, wsz, V, S, GW, NW = (PER_THREAD, ELEMENT_BYTES[kind], ELEMENT_BYTES[wkind],
+                                 io.groups, io.slot, io.gw, io.words)
     NB = 2 if resid else 1  # staged arrays per row: x (and the residual)
     ROW = NB * NW  # words a thread stages per buffer
     WNW = wio.words  # words of weight a thread stages once (phase 0)
@@ -85,16 +84,12 @@ def build(kind: str, wkind: str, sm80: bool, resid: bool):
         return s0 + s1, full
 
     def make_scale(staged: bool):
+        wgroup = wio.vector_group(staged)
+
         @dev
         def out_group(sm, xv, w, yrow, m, inv, t, G, j, full):
             wv = cuda.local.array(S, float32)
-            if staged:
-                wgroup(sm, w, t, G, j, wv, 0)
-            else:
-                wtmp = cuda.local.array(WGW, uint32)
-                wload(w, m, t, G, j, wtmp)
-                for k in range(S):
-                    wv[k] = wget(wtmp, k)
+            wgroup(sm, w, m, t, G, j, wv)
             for k in range(S):
                 xv[j * S + k] = xv[j * S + k] * inv * wv[k]
             store_group(yrow, m, t, G, j, full, xv, j * S)
