@@ -51,7 +51,8 @@ def test_random_f64_sweep(seed):
 DB = cfgmod.TileConfig(128, 128, 128, 2, 4, 3, frag_db=1)  # measured by tools/device_gemm80.sh
 
 
-@pytest.mark.parametrize("tile,lay", zip(cfgmod.F64_TILES + (DB,), ["rr", "rc", "cr", "rr"]),
+@pytest.mark.parametrize("tile,lay", zip(cfgmod.F64_TILES + (DB,),
+                                                  ["rr", "rc", "cr", "rc", "rr"]),
                          ids=[str(t) for t in cfgmod.F64_TILES + (DB,)])
 def test_each_f64_tile_at_a_size_with_edges(tile, lay):
     rng = np.random.default_rng()

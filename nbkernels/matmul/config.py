@@ -87,8 +87,13 @@ HEURISTIC_ORDER = (CANDIDATES[0], CANDIDATES[4], CANDIDATES[5])
 # perf-notes d1). 128x128 with 8 warps (one block per SM)
 # reads 16 flop/B from L2: 60 TFLOPS on an H200 take ~3.7 TB/s of it; 128x64 with 4 warps
 # fits two blocks per SM.
-F64_TILES = (TileConfig(128, 128, 128, 2, 4, 3), TileConfig(128, 64, 128, 2, 2, 3),
-             TileConfig(64, 64, 128, 2, 2, 3))
+# H200 session 5 run 2 (perf-notes d3, 4096^3 / 8192^3, cuBLAS 60.8 / 61.9): 128x128 2x4 warps
+# 3 stages 42.0 / 43.3 TFLOPS; 4 stages 44.3 / 45.5; 4x2 warps 3 stages 44.8 / 46.6; 128x64
+# 2x2 warps 4 stages (two 96 KB blocks per SM) 46.6 / 47.9; 64x128 2x2 3 stages 36.1 / 37.3.
+# The two-per-SM tile first where two fit (min_blocks: the heuristic skips it on A100's 164 KB,
+# where 128x128 4x2 takes its place; not measured there).
+F64_TILES = (TileConfig(128, 64, 128, 2, 2, 4, min_blocks=2), TileConfig(128, 128, 128, 4, 2, 3),
+             TileConfig(128, 64, 128, 2, 2, 3), TileConfig(64, 64, 128, 2, 2, 3))
 # tf32: 256x128 with 4x2 warps of 64x64 (240 registers on sm_80/86, 238 on sm_90a, no spills)
 # first: H200 run 7 (perf-notes), 107.6 / 128.6 TFLOPS at 4096^3 / 8192^3 against 87.4 / 101.8
 # for 128x128 with 2x4 warps of 64x32, which stays next for fewer blocks.
@@ -111,7 +116,9 @@ def heuristic(kind: str, m: int, n: int, k: int, batch: int, sm_count: int,
         return -(-m // cfg.bm) * -(-n // cfg.bn) * batch
 
     order = ORDER_BY_KIND.get(kind, HEURISTIC_ORDER)
-    fitting = [c for c in order if c.smem_bytes(kind) <= max_smem]
+    # a tile that asks for min_blocks per SM only where that many fit (the per-block opt-in
+    # limit stands for the SM's shared memory: 227 of 228 KB on Hopper, 163 of 164 on A100)
+    fitting = [c for c in order if c.smem_bytes(kind) * max(1, c.min_blocks) <= max_smem]
     if not fitting:
         raise NbkernelsError(f"gemm: no tile configuration fits in {max_smem} bytes of shared memory")
     for cfg in fitting:  # ordered from the most to the least work per block
