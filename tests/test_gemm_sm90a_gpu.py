@@ -166,7 +166,7 @@ CLUSTER_CASES = [
     ("bfloat16", (0, 0), 1, 1024, 264, "rr", False),
     ("float16", (3, 1), 264, 72, 136, "cr", True),  # batch: pairs never span batches; 3 tile
     # rows a batch at bm 128 (M-major a: M = 264 keeps its leading dimension 16-byte aligned)
-    ("bfloat16", (2, 2), 255, 256, 1000, "tc", False),
+    ("bfloat16", (2, 2), 376, 256, 1000, "tc", False),  # transposed a: M-major, M = 376
     ("float16", (0, 0), 2049, 2056, 1024, "rr", False),  # more pairs than clusters
     ("bfloat16", (0, 0), 1000, 8, 2056, "rc", True),  # N below one tile, long K
 ]
