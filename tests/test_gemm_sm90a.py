@@ -210,6 +210,9 @@ def test_cluster_kernel_multicasts_b_and_stays_a_whole_program(tile, kind, a_km,
     # the cluster barrier after init and before exit; remote releases of the empty slots
     assert sass.count("UCGABAR_ARV") >= 2 and sass.count("UCGABAR_WAIT") >= 2
     assert "SYNCS.ARRIVE.TRANS64.RED" in sass
+    # no GPU-wide fence on the per-k-tile remote releases (a `.release.cluster` arrive emits
+    # one): the only ones belong to the two cluster barriers (barrier.cluster.arrive.release)
+    assert sass.count("MEMBAR.ALL.GPU") == sass.count("UCGABAR_ARV") == 2
 
 
 @needs_ptxas

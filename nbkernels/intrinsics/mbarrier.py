@@ -14,7 +14,7 @@ consumer loops ``while not mbarrier_try_wait_parity(addr, phase): pass``.
 
 In a cluster (sm_90), ``mbarrier_arrive_cluster(addr)`` arrives on a barrier of another CTA:
 ``addr`` is a ``shared::cluster`` address from ``mapa_shared_cluster`` (nbkernels.intrinsics.
-hopper), and the arrival releases this thread's prior memory accesses at cluster scope.
+hopper); the arrival has the default semantics (release at CTA scope, no GPU-wide fence).
 """
 from __future__ import annotations
 
@@ -164,12 +164,18 @@ mbarrier_arrive_expect_tx = _spec(
     sass=("SYNCS.ARRIVE",), simulate=lambda a, tx: _arrive(a, tx, "mbarrier_arrive_expect_tx"),
     doc="Announce tx bytes of asynchronous transfers for the current phase, then arrive once.")
 
+# The default semantics (release at CTA scope), as CUTLASS's ClusterBarrier::arrive(cta_id):
+# `.release.cluster` assembles to MEMBAR.ALL.CTA + MEMBAR.ALL.GPU + ERRBAR before the arrive
+# (ptxas 13.x, sm_90a), which the sm90a GEMM's consumers paid on every k-tile (H200 session 5:
+# 5-9% of the cluster kernel's stall samples; perf-notes s4). A consumer releasing a slot it
+# read through wgmma has nothing left to order: wgmma.wait_group already retired the reads.
 mbarrier_arrive_cluster = _spec(
-    "mbarrier_arrive_cluster", "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [$addr];",
+    "mbarrier_arrive_cluster", "mbarrier.arrive.shared::cluster.b64 _, [$addr];",
     sass=("SYNCS.ARRIVE",), simulate=_arrive_cluster,
-    mnemonic="mbarrier.arrive.release.cluster.shared::cluster.b64",
+    mnemonic="mbarrier.arrive.shared::cluster.b64",
     doc="Arrive once on an mbarrier of any CTA of the cluster (addr from mapa_shared_cluster), "
-        "releasing this thread's prior accesses at cluster scope; no state word.")
+        "with the default release at CTA scope (no GPU-wide fence; order other memory with a "
+        "fence first if the peer must see it); no state word.")
 
 mbarrier_expect_tx = _spec(
     "mbarrier_expect_tx", "mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [$addr], $tx;",
