@@ -15,8 +15,6 @@ import json
 import os
 import sys
 
-import numpy as np
-
 SHAPES = {"key": [(2048, 2048, 2048), (4096, 4096, 4096), (8192, 8192, 8192),
                   (4096, 11008, 4096), (8192, 8192, 1024)],
           "sweep": [(s, s, s) for s in (128, 256, 512, 1024, 2048, 4096, 8192)]
@@ -120,7 +118,6 @@ def run(shapes, dtypes, configs, reps=20, triton=True, sm80=True):
     import torch
 
     import nbkernels
-    from . import wgmma_config
     from .bench import _time
 
     rng = torch.Generator(device="cuda").manual_seed(int.from_bytes(os.urandom(4), "little"))

@@ -143,7 +143,6 @@ def build_kernel(cfg: WgmmaConfig, kind: str, a_kmajor: bool, b_kmajor: bool, ep
             da, db = (kk * a_step + w * BOX * ROW_BYTES) >> 4, (kk * b_step) >> 4
             ksteps.append(f"acc{w} = wgmma(acc{w}, ad + uint64({da}), bd + uint64({db}), 1, "
                           f"{ta}, {tb})")
-    accs = ", ".join(f"acc{w}" for w in range(MW))
     epilogue_src = []
     for w in range(MW):
         epilogue_src += [f"frag{w} = cuda.local.array((1, {NF}, 4), float32)"]
