@@ -296,6 +296,39 @@ def _package_rules(f: Facts) -> list:
     return out
 
 
+def whole_program_assembler(isa, ptxas, driver) -> str | None:
+    """Who assembles arch-specific (sm_90a) PTX of ISA ``isa`` as a whole program, given the
+    ptxas release ``ptxas`` and the driver's CUDA version ``driver`` (None: absent):
+    ``"ptxas X.Y"`` when that ptxas reads the PTX, else ``"driver JIT"`` when the driver does,
+    else None (only nvJitLink is left, which links a relocatable unit: ptxas then serializes
+    wgmma and ignores setmaxnreg; docs/perf-notes.md, s3)."""
+    isa = tuple(isa)
+    if ptxas and max_ptx_isa(ptxas) >= isa:
+        return f"ptxas {vstr(ptxas)}"
+    if driver and max_ptx_isa(driver) >= isa:
+        return "driver JIT"
+    return None
+
+
+def _hopper_rules(f: Facts) -> list:
+    """A Hopper GPU whose sm_90a GEMM only nvJitLink could build (serialized wgmma)."""
+    hopper = [g for g in f.gpus if g.cc[0] == 9]
+    if not hopper or not f.nvvm_ptx_isa or f.init_error:
+        return []
+    if whole_program_assembler(f.nvvm_ptx_isa, f.ptxas, f.driver_cuda):
+        return []
+    rel = f.nvvm_release or cuda_for_ptx_isa(f.nvvm_ptx_isa)
+    return [Diagnosis(
+        "sm90a-serialized", "warning", f"GPU {hopper[0].index} ({hopper[0].name}) runs the "
+        f"sm_90a GEMM, which must be assembled as a whole program: no ptxas reads NVVM's PTX "
+        f"ISA {vstr(f.nvvm_ptx_isa)} (ptxas: {vstr(f.ptxas) if f.ptxas else 'none'}) and the "
+        f"driver (CUDA {vstr(f.driver_cuda)}) reads up to {vstr(max_ptx_isa(f.driver_cuda))}, "
+        "so nvJitLink links it and its wgmma run serialized (about 0.7-0.8x speed; a "
+        "SerializedWgmmaWarning says so at run time)",
+        f"pip install 'cuda-toolkit[nvcc]=={rel[0]}.{rel[1]}.*' (ptxas of NVVM's release; the "
+        "cu13 extra installs it) or set NBKERNELS_PTXAS to such a ptxas")]
+
+
 def _tool_rules(f: Facts) -> list:
     if f.ptxas is None:
         how = ("nvJitLink assembles instead" if _nvjitlink_usable(f) else
@@ -306,14 +339,16 @@ def _tool_rules(f: Facts) -> list:
         return [Diagnosis(
             "ptxas-older-than-nvvm", "warning", f"ptxas {vstr(f.ptxas)} ({f.ptxas_where}) reads "
             f"PTX ISA up to {vstr(max_ptx_isa(f.ptxas))}, NVVM writes {vstr(f.nvvm_ptx_isa)}: "
-            "`nbkernels compile` cannot assemble (kernels at run time are not affected)",
+            "`nbkernels compile` cannot assemble (at run time only sm_90a kernels use ptxas: "
+            "see sm90a-serialized)",
             "pip install 'nbkernels[test]' (pins ptxas to NVVM's release) or set NBKERNELS_PTXAS")]
     return []
 
 
 def diagnose(f: Facts) -> list:
     """Every diagnosis the facts support, errors first."""
-    out = _driver_rules(f) + _ptx_rules(f) + _package_rules(f) + _tool_rules(f)
+    out = _driver_rules(f) + _ptx_rules(f) + _package_rules(f) + _hopper_rules(f) + \
+        _tool_rules(f)
     order = {"error": 0, "warning": 1, "info": 2}
     return sorted(out, key=lambda d: order[d.severity])
 

@@ -118,13 +118,9 @@ def whole_program_route(ptx: str) -> str | None:
 
     from . import compat, toolchain
 
-    isa = toolchain.ptx_isa_of(ptx)
     tool = _tool_isa()
-    if tool and tool[1] >= isa:
-        return f"ptxas {compat.vstr(tool[0])}"
-    if compat.max_ptx_isa(driver.get_version()) >= isa:
-        return "driver JIT"
-    return None
+    return compat.whole_program_assembler(toolchain.ptx_isa_of(ptx), tool and tool[0],
+                                          driver.get_version())
 
 
 def _warn_serialized(key):

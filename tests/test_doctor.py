@@ -68,15 +68,27 @@ TABLE = [
      "numpy<2.5"),
     ("NVVM not loadable", facts(nvvm_error="NvvmSupportError: libNVVM cannot be found",
                                 nvvm_ptx_isa=None), {"nvvm-missing"}, True, "numba-cuda[cu13]"),
-    ("ptxas 13.0 older than NVVM 13.4 (compile only)", facts(nvvm=(13, 4), ptxas=(13, 0)),
-     {"ptxas-older-than-nvvm", "ptx-bridged"}, False, None),
     ("no GPU: an old nvJitLink is only a warning", facts(driver=None, nvvm=(13, 4),
                                                          nvjitlink=(13, 0)),
      {"no-gpu", "nvjitlink-older-than-nvvm"}, False, None),
+    ("ptxas 13.0 older than NVVM 13.4 on an H200 with driver 13.0: sm90a linked by nvJitLink",
+     facts(nvvm=(13, 4), ptxas=(13, 0)),
+     {"sm90a-serialized", "ptxas-older-than-nvvm", "ptx-bridged"}, False,
+     "cuda-toolkit[nvcc]==13.4"),
+    ("H200, NVVM 13.4 without ptxas on a 13.4 driver: the driver JIT assembles", facts(
+        driver=(13, 4), nvvm=(13, 4), ptxas=None), {"no-ptxas"}, False, None),
     ("torch built for CUDA 13.0 on a 12.8 driver", facts(
         driver=(12, 8), nvvm=(12, 8), packages={"torch": "2.9.0+cu130", "torch-cuda": "13.0"}),
      {"torch-cuda"}, False, None),
 ]
+
+
+def test_serialized_sm90a_is_only_diagnosed_on_hopper():
+    a100 = [Gpu(0, "NVIDIA A100-SXM4-80GB", (8, 0))]
+    for f, want in ((facts(nvvm=(13, 4), ptxas=None), True),
+                    (facts(nvvm=(13, 4), ptxas=None, gpus=a100), False),
+                    (facts(nvvm=(13, 4), ptxas=(13, 4)), False)):
+        assert ("sm90a-serialized" in {d.code for d in compat.diagnose(f)}) == want, f
 
 
 @pytest.mark.parametrize("name,f,codes,fails,text", TABLE, ids=[t[0] for t in TABLE])
