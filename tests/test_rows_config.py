@@ -39,6 +39,14 @@ def test_plan_fills_every_sm_with_double_buffered_blocks():
     assert plan(RowConfig("block", 256)) == (4 * 132, 2, 256 * (2 * 64 + 64))
 
 
+def test_plan_never_exceeds_the_ring_the_kernel_is_built_for():
+    # layer_norm is built for 2 (nbk_max_buffers): a forced 4 gives 2
+    cfg = RowConfig("block", 256, buffers=4)
+    assert plan_loop(cfg, 8192, 132, H200, 116, 128, 64, 64, MAX_SMEM, None, 2)[1] == 2
+    assert plan_loop(RowConfig("block", 256), 8192, 132, H200, 116, 128, 64, 64, MAX_SMEM, "4",
+                     2)[1] == 2
+
+
 def test_plan_takes_a_ring_of_four_only_when_asked():
     # measured no faster than two on the H200 (perf-notes r7): never picked by itself
     assert plan(RowConfig("block", 256), regs=116)[1] == 2

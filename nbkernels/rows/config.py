@@ -161,7 +161,8 @@ def resident_blocks(threads: int, regs: int, smem: int, lim: SmLimits = SmLimits
 
 
 def plan_loop(cfg: RowConfig, items: int, sms: int, lim: SmLimits, regs: int, static_smem: int,
-              row_bytes: int, vec_bytes: int, max_smem: int, mode: str | None = None):
+              row_bytes: int, vec_bytes: int, max_smem: int, mode: str | None = None,
+              max_buffers: int = 4):
     """(blocks, buffers, dynamic shared memory) for ``items`` row groups (or chunks) in the
     looping layout ``cfg``. A thread stages ``row_bytes`` per buffer and ``vec_bytes`` once
     (weight, bias). A ring of :data:`AUTO_BUFFERS` (2) where it fits in a block and leaves
@@ -169,8 +170,9 @@ def plan_loop(cfg: RowConfig, items: int, sms: int, lim: SmLimits, regs: int, st
     as stay resident (``lim``, ``regs`` registers per thread), at most one per item.
     ``mode`` (NBKERNELS_ROWS_LOOP) "0": a block per item, one buffer (no loop: the layout
     before the loop, for comparison); "1", "2", "4": that many buffers (fewer where they do
-    not fit). ``max_smem``: the per-block opt-in limit, which ``static_smem`` + the dynamic
-    size must respect."""
+    not fit, or beyond ``max_buffers``, the deepest ring the kernel is built for).
+    ``max_smem``: the per-block opt-in limit, which ``static_smem`` + the dynamic size must
+    respect."""
     block = cfg.threads * cfg.rows_per_block
 
     def smem(nbuf):
@@ -188,7 +190,7 @@ def plan_loop(cfg: RowConfig, items: int, sms: int, lim: SmLimits, regs: int, st
     if not nbuf:
         one = resident(1)
         nbuf = next((b for b in (AUTO_BUFFERS,) if fits(b) and resident(b) >= min(2, one)), 1)
-    while nbuf > 1 and not fits(nbuf):
+    while nbuf > 1 and (nbuf > max_buffers or not fits(nbuf)):
         nbuf //= 2
     blocks = cfg.blocks or max(1, resident(nbuf)) * sms
     return max(1, min(blocks, items)), nbuf, smem(nbuf)

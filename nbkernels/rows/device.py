@@ -529,7 +529,7 @@ def walk(G):
     return int64(cuda.blockIdx.x) * per + grp, int64(cuda.gridDim.x) * per, tb - grp * G, grp
 
 
-def make_loop(io, prologue, stage, work):
+def make_loop(io, prologue, stage, work, max_buffers=4):
     """``loop(sm, G, items, nbuf, words, vwords, ctx)``: the groups of ``G`` threads walk work
     items (rows, or chunks) ``i, i + step, ...`` (:func:`walk`), each group with a ring of
     ``nbuf`` (1, 2 or 4) staging buffers of ``words`` words per thread and ``vwords`` more
@@ -542,8 +542,12 @@ def make_loop(io, prologue, stage, work):
     is staged, then waited for. Each item's copies are one cp.async group (an empty one past
     the last item), so "all but the newest nbuf - 1 groups" is exactly the current item; a
     buffer is refilled by the thread that read it an iteration before (each thread reads back
-    only what it staged), so the ring needs no barrier."""
+    only what it staged), so the ring needs no barrier. ``max_buffers`` (2 or 4, fixed at
+    compile time) is the deepest ring the kernel is built for: layer_norm's float32 kernel
+    spilled with the pivots of a 4-deep ring live (perf-notes r7); the host never plans
+    deeper (``kernel.nbk_max_buffers``)."""
     commit, wait_behind = io.commit, io.wait_behind
+    AHEAD = max_buffers - 1  # items staged after the current one, at most
 
     @dev
     def loop(sm, G, items, nbuf, words, vwords, ctx):
@@ -556,7 +560,7 @@ def make_loop(io, prologue, stage, work):
         prologue(sm, vbase, t, G, ctx)  # committed with the first item's copies
         # pivots of the current item (q0) and of the items staged after it (q1, q2)
         q0, q1, q2 = float32(0), float32(0), float32(0)
-        for k in range(3):
+        for k in range(AHEAD):
             if k < ahead:
                 v = float32(0)
                 if item + k * step < items:
@@ -581,9 +585,9 @@ def make_loop(io, prologue, stage, work):
             work(sm, base + (it & (nbuf - 1)) * G * words, vbase, item, it, q0, t, G, ctx)
             if ahead == 1:
                 q0 = after
-            elif ahead == 2:
+            elif AHEAD >= 2 and ahead == 2:
                 q0, q1 = q1, after
-            elif ahead == 3:
+            elif AHEAD >= 3 and ahead == 3:
                 q0, q1, q2 = q1, q2, after
             item += step
             it += 1

@@ -312,7 +312,8 @@ class Call:
         if self.sim:  # no registers to read; two blocks exercise the loop
             grid, nbuf, smem = cfgmod.plan_loop(
                 cfg if cfg.blocks else replace(cfg, blocks=2), items, 1, cfgmod.SmLimits(), 64,
-                0, kernel.nbk_row_bytes, kernel.nbk_vec_bytes, device_limits()[1], mode)
+                0, kernel.nbk_row_bytes, kernel.nbk_vec_bytes, device_limits()[1], mode,
+                getattr(kernel, "nbk_max_buffers", 4))
             self.launch(kernel, sig, grid, block, args(nbuf), tags, key_parts, smem)
             return
         ikey = (id(kernel), str(self.arch()), self.first.device)
@@ -513,7 +514,8 @@ def plan(kernel, cfg: cfgmod.RowConfig, items: int, regs: int, static: int, mode
     current GPU (:func:`config.plan_loop`)."""
     sms, max_smem = device_limits()
     return cfgmod.plan_loop(cfg, items, sms, sm_limits(), regs, static, kernel.nbk_row_bytes,
-                            kernel.nbk_vec_bytes, max_smem, mode)
+                            kernel.nbk_vec_bytes, max_smem, mode,
+                            getattr(kernel, "nbk_max_buffers", 4))
 
 
 def sm_limits() -> cfgmod.SmLimits:

@@ -44,6 +44,9 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
     BNW = bio.words if has_b else 0
     wissue, bissue = wio.issue, bio.issue
     zero = float32(0)
+    # a ring of 2 at most: with a 4-deep ring's pivots live the float32 kernel spilled
+    # (120-136 B on sm_80-sm_90a; `nbkernels compile`, session 5), and 4 measured no faster
+    MAX_BUFFERS = 2
 
     @dev
     def moments(sm, xs, x0, t, G, m, red, slot, xv):
@@ -138,7 +141,7 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
         rstd = float32(1) / math.sqrt(m2 / float32(n) + eps)  # slots 0 and 1 suffice
         write_staged(sm, xv, ws, ws + G * WNW, t, G, n, rstd, full, ya + row * sy * esz)
 
-    loop = make_loop(io, prologue, stage, work)
+    loop = make_loop(io, prologue, stage, work, MAX_BUFFERS)
 
     @cuda.jit
     def layer_norm_kernel(X, W, B, Y, n, rows, sx, sy, eps, phase, G, chunks, nbuf, WS):
@@ -186,6 +189,7 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
     # (layer_norm f32 on sm_90a 16 B, swiglu f32 on sm_80 12 B); how many blocks share
     # an SM is chosen per launch from the real count (host.Call.loop_launch)
     layer_norm_kernel.nbk_launch_bounds = (MAX_THREADS, 1)
+    layer_norm_kernel.nbk_max_buffers = MAX_BUFFERS
     layer_norm_kernel.nbk_row_bytes = NW * 4  # staged per thread per buffer
     layer_norm_kernel.nbk_vec_bytes = (WNW + BNW) * 4  # weight and bias, staged once (phase 0)
     return layer_norm_kernel
