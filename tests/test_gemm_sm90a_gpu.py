@@ -39,17 +39,29 @@ def _case(seed):
     return dtype, m, n, k, la + lb, batch, bool(rng.integers(2)), tile
 
 
-@pytest.mark.parametrize("seed", range(200))
-def test_random_sweep_sm90a(seed):
-    dtype, m, n, k, lay, (ba, bb), use_c, tile = case = _case(seed)
-    rng = np.random.default_rng()  # fresh values every run
+def _operands(rng, dtype, ba, bb, m, n, k, lay, use_c):
+    """Random a (batch ``ba``, layout ``lay[0]``) and b, C when ``use_c``, the scalars that go
+    with it, the result's shape and a's shape."""
     sa = (ba, m, k) if ba else (m, k)
     sb = (bb, k, n) if bb else (k, n)
     a, b = make(rng, dtype, sa, lay[0]), make(rng, dtype, sb, lay[1])
     shape = np.broadcast_shapes(sa[:-2], sb[:-2]) + (m, n)
     c = rng.standard_normal(shape).astype(DTYPES[dtype]) if use_c else None
     alpha, beta = (1.5, -0.5) if use_c else (0.75, 0.0)
-    out = cupy.asarray(np.full(shape, np.nan, np.float32).astype(DTYPES[dtype]))
+    return a, b, c, alpha, beta, shape, sa
+
+
+def _poisoned(shape, dtype):
+    """An output on the GPU full of NaN: an element the kernel never writes shows."""
+    return cupy.asarray(np.full(shape, np.nan, np.float32).astype(DTYPES[dtype]))
+
+
+@pytest.mark.parametrize("seed", range(200))
+def test_random_sweep_sm90a(seed):
+    dtype, m, n, k, lay, (ba, bb), use_c, tile = case = _case(seed)
+    rng = np.random.default_rng()  # fresh values every run
+    a, b, c, alpha, beta, shape, sa = _operands(rng, dtype, ba, bb, m, n, k, lay, use_c)
+    out = _poisoned(shape, dtype)
     da, db = device_like(a), device_like(b)
     dc = cupy.asarray(c) if c is not None else None
     kw = dict(alpha=alpha, beta=beta, variant="sm90a", tile=TILES[tile])
@@ -178,13 +190,8 @@ def test_cluster_configs_sm90a(tile, case):
     dtype, (ba, bb), m, n, k, lay, use_c = CLUSTER_CASES[case]
     cfg = CLUSTER_TILES[tile]
     rng = np.random.default_rng()
-    sa = (ba, m, k) if ba else (m, k)
-    sb = (bb, k, n) if bb else (k, n)
-    a, b = make(rng, dtype, sa, lay[0]), make(rng, dtype, sb, lay[1])
-    shape = np.broadcast_shapes(sa[:-2], sb[:-2]) + (m, n)
-    c = rng.standard_normal(shape).astype(DTYPES[dtype]) if use_c else None
-    alpha, beta = (1.5, -0.5) if use_c else (0.75, 0.0)
-    out = cupy.asarray(np.full(shape, np.nan, np.float32).astype(DTYPES[dtype]))
+    a, b, c, alpha, beta, shape, sa = _operands(rng, dtype, ba, bb, m, n, k, lay, use_c)
+    out = _poisoned(shape, dtype)
     da, db = device_like(a), device_like(b)
     dc = cupy.asarray(c) if c is not None else None
     kw = dict(alpha=alpha, beta=beta, variant="sm90a", tile=cfg)
@@ -196,7 +203,7 @@ def test_cluster_configs_sm90a(tile, case):
     # the repeat-call path replays the cluster launch (cuLaunchKernelEx) on new values
     a2 = make(rng, dtype, sa, lay[0])
     da2 = device_like(a2)
-    out2 = cupy.asarray(np.full(shape, np.nan, np.float32).astype(DTYPES[dtype]))
+    out2 = _poisoned(shape, dtype)
     nbkernels.gemm(da2, db, dc, out=out2, **kw)
     err, where = relerr(cupy.asnumpy(out2), reference(a2, b, c, alpha, beta))
     assert err <= TOLERANCES[(dtype, None)], f"{tile} repeat: {err:.3g}; {where}"
