@@ -1,7 +1,8 @@
 """GEMM speed against cuBLAS, in one process: ``python -m nbkernels.matmul.bench``.
 
-Times with CUDA events after warm-up (host overhead lands inside the events whenever the host
-is slower than the kernel: measure it separately, tools/overhead.py), takes medians, rotates
+Times with CUDA events after warm-up, each timed call queued behind a spin kernel so that the
+host's overhead stays outside the events (``_time``; measure it separately, tools/overhead.py,
+``host_us``), takes medians, rotates
 among input sets larger than L2, and measures cuBLAS (torch.matmul, and cupy.matmul where it
 has the dtype) once per shape on the same buffers in the same run, then every tile given
 (``--tiles``, e.g. a tile with and without ``frag_db=1``). FLOPs = 2*M*N*K per GEMM. Prints a
@@ -11,6 +12,7 @@ line per measurement; ``--json`` saves the numbers, ``--summary`` prints saved o
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import statistics
 import sys
@@ -22,22 +24,82 @@ LLM = [(16, 4096, 4096), (4096, 11008, 4096), (8192, 8192, 1024), (4096, 4096, 4
 NAMES = {"bf16": "bfloat16", "f16": "float16", "f32": "float32", "s8": "int8", "f64": "float64"}
 
 
-def _time(fn, sets, reps, warmup=3):
+_SPIN_SRC = r"""
+extern "C" __global__ void nbk_spin(long long cycles) {
+    long long t0 = clock64();
+    while (clock64() - t0 < cycles) { }
+}"""
+
+
+@functools.lru_cache(maxsize=None)
+def _spinner():
+    """A one-thread kernel that keeps the stream busy for a given number of SM clock cycles."""
     import cupy
 
+    return cupy.RawKernel(_SPIN_SRC, "nbk_spin")
+
+
+def _spin(seconds, hz):
+    import numpy
+
+    _spinner()((1,), (1,), (numpy.int64(seconds * hz),))
+
+
+@functools.lru_cache(maxsize=None)
+def _spin_hz():
+    """SM cycles per second of the spin kernel, measured (the clock under load, not the
+    nominal one): a 2 ms spin timed with events."""
+    import cupy
+
+    cycles = 4_000_000
+    _spinner()((1,), (1,), (np.int64(cycles // 100),))
+    s, e = cupy.cuda.Event(), cupy.cuda.Event()
+    s.record()
+    _spinner()((1,), (1,), (np.int64(cycles),))
+    e.record()
+    e.synchronize()
+    return cycles / (cupy.cuda.get_elapsed_time(s, e) * 1e-3)
+
+
+def _time(fn, sets, reps, warmup=3):
+    """Median device seconds of one call of ``fn(*sets[i])``, and the list of samples.
+
+    Each timed call is enqueued behind a spin kernel that outlasts the host's own work for the
+    call (twice the host time per call measured in the warm-up, at least 20 us), so the start
+    event fires only when the call's first kernel is already queued: the events hold the
+    device time of the call, not the Python and launch overhead in front of it. That overhead
+    is real and is reported apart (``host_seconds``: it is what a loop of calls pays when the
+    device is faster than the host). Input sets rotate, so no set is in L2 when its turn comes
+    (the caller makes ``sets`` larger than L2)."""
+    import time
+
+    import cupy
+
+    stream = cupy.cuda.get_current_stream()
+    host = []
     for i in range(warmup):
+        stream.synchronize()
+        t0 = time.perf_counter()
         fn(*sets[i % len(sets)])
-    cupy.cuda.get_current_stream().synchronize()
-    times = []
+        host.append(time.perf_counter() - t0)
+    stream.synchronize()
+    lead = max(20e-6, 2 * min(host) + 10e-6)  # + the spin's and the events' own launches
+    hz = _spin_hz()
+    events = []
     for i in range(reps):
+        _spin(lead, hz)
         s, e = cupy.cuda.Event(), cupy.cuda.Event()
-        args = sets[i % len(sets)]
         s.record()
-        fn(*args)
+        fn(*sets[i % len(sets)])
         e.record()
-        e.synchronize()
-        times.append(cupy.cuda.get_elapsed_time(s, e) * 1e-3)
+        events.append((s, e))
+    events[-1][1].synchronize()
+    times = [cupy.cuda.get_elapsed_time(s, e) * 1e-3 for s, e in events]
+    _time.host_seconds = min(host)
     return statistics.median(times), times
+
+
+_time.host_seconds = float("nan")
 
 
 def _dtype(dt):
@@ -134,11 +196,12 @@ def run(dtypes, shapes, variant=None, precision=None, reps=30, tiles=(None,)):
             for tile in tiles:
                 kw = _kwargs(dt, variant, precision, tile)
                 t_nbk, _ = _time(lambda x, y: nbkernels.gemm(x, y, out=out, **kw), sets, reps)
+                host_nbk = _time.host_seconds
                 # correctness of the timed configuration, against float64
                 nbkernels.gemm(a, b, out=out, **kw)
                 err = float(cupy.linalg.norm(_as_f64(out, bf16) - ref)) / ref_norm
                 plan = nbkernels.explain(a, b, out=out, **kw)
-                rows.append({"dtype": dt, "m": m, "n": n, "k": k, "nbk_s": t_nbk,
+                rows.append({"dtype": dt, "m": m, "n": n, "k": k, "nbk_s": t_nbk, "nbk_host_s": host_nbk,
                              "torch_s": t_torch, "cupy_s": t_cupy, "nbk_tflops": fl / t_nbk / 1e12,
                              "cublas_tflops": fl / best / 1e12, "ratio": best / t_nbk,
                              "relerr": err, "variant": plan.split("variant: ")[1].split()[0],

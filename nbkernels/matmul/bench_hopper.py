@@ -1,9 +1,10 @@
 """Hopper GEMM speed: the sm90a kernel against cuBLAS, Triton and the sm_80-class kernel, in one
 process: ``python -m nbkernels.matmul.bench_hopper``.
 
-CUDA events around each call after warm-up (the repeat-call path: no planning inside the
-events; ``bench._time``, shared with the sm_80 benchmark: torch and CuPy both work on the legacy
-default stream here), medians, input sets rotated past L2, cuBLAS through ``torch.matmul`` and a Triton
+CUDA events around each call after warm-up, the call queued behind a spin kernel so that the
+host's overhead stays outside the events and is reported apart (``host us``; ``bench._time``,
+shared with the sm_80 benchmark: torch and CuPy both work on the legacy default stream here),
+medians, input sets rotated past L2, cuBLAS through ``torch.matmul`` and a Triton
 matmul (the tutorial's kernel, autotuned over its Hopper configurations) on the same buffers
 in the same run. FLOPs = 2*M*N*K. Each result is also checked against cuBLAS's. ``--prewarm``
 first compiles the sm90a configurations in parallel processes (15 s each on one core).
@@ -135,6 +136,7 @@ def run(shapes, dtypes, configs, reps=20, triton=True, sm80=True):
             row = {"dtype": dtype, "m": m, "n": n, "k": k}
             t = _time(torch.matmul, sets, reps)[0]
             row["cublas"] = flops / t / 1e12
+            row["cublas_host_us"] = _time.host_seconds * 1e6
             ref = torch.matmul(*sets[0]).double()
             for cfg in configs:
                 label = "nbk" if cfg is None else f"nbk[{config_name(cfg)}]"
@@ -143,6 +145,7 @@ def run(shapes, dtypes, configs, reps=20, triton=True, sm80=True):
                 row[label + "_err"] = float((got - ref).norm() / ref.norm())
                 t = _time(lambda x, y: nbkernels.gemm(x, y, **kw), sets, reps)[0]
                 row[label] = flops / t / 1e12
+                row[label + "_host_us"] = _time.host_seconds * 1e6
                 if cfg is None:
                     row["variant"] = nbkernels.explain(*sets[0]).split("variant: ")[1].split()[0]
             if sm80:
@@ -160,13 +163,14 @@ def run(shapes, dtypes, configs, reps=20, triton=True, sm80=True):
 def _print_row(r):
     parts = [f"{r['dtype']:8s} {r['m']:>5}x{r['n']:>5}x{r['k']:>5}"]
     for key in r:
-        if key in ("dtype", "m", "n", "k", "variant") or key.endswith("_err"):
+        if key in ("dtype", "m", "n", "k", "variant") or key.endswith(("_err", "_us")):
             continue
         parts.append(f"{key}={r[key]:6.1f}")
     parts.append(f"nbk/cublas={r['nbk'] / r['cublas']:.2f}")
     if "triton" in r:
         parts.append(f"nbk/triton={r['nbk'] / r['triton']:.2f}")
-    parts.append(f"[{r.get('variant', '?')}] err={r['nbk_err']:.1e}")
+    parts.append(f"[{r.get('variant', '?')}] err={r['nbk_err']:.1e}  host us: nbk "
+                 f"{r['nbk_host_us']:.0f} cuBLAS {r['cublas_host_us']:.0f}")
     print("  ".join(parts), flush=True)
 
 

@@ -1,8 +1,9 @@
 """Row-kernel speed against the copy bandwidth, torch eager and CuPy, in one process:
 ``python -m nbkernels.rows.bench [--ops ...] [--dtypes bf16,f32] [--modes auto,0,2] [--json F]``.
 
-Large sizes: device time with CUDA events after warm-up, medians, inputs rotated among sets
-larger than L2. Bytes moved come from an explicit formula per op (inputs read once, outputs
+Large sizes: device time with CUDA events after warm-up, each call queued behind a spin kernel
+so that the host's overhead stays outside the events (``matmul.bench._time``; reported apart,
+``host us``), medians, inputs rotated among sets larger than L2. Bytes moved come from an explicit formula per op (inputs read once, outputs
 written once). The ceiling is a device-to-device copy of 1 GiB timed in the same run (bytes
 read + written). ``--modes`` times nbkernels once per value of NBKERNELS_ROWS_LOOP on the same
 inputs ("auto": unset; "0": a block per row, the layout before blocks looped over rows; "1",
@@ -183,6 +184,7 @@ def run(ops, dtypes, reps=20, modes=("auto",), json_path=None):
                     with loop_mode(mode):
                         t, _ = time_events(fns[0], sets, reps)
                     rec[f"nbk_us[{mode}]"] = t * 1e6
+                    rec[f"host_us[{mode}]"] = time_events.host_seconds * 1e6
                     rec[f"of_copy[{mode}]"] = per / t / bw
                     rec[f"plan[{mode}]"] = dict(host.LAST_PLAN)
                 for who, fn in zip(("torch", "cupy"), fns[1:]):
@@ -226,6 +228,9 @@ def _line(r, modes=("auto",)):
         return (f"{head}  wall/call nbk {r['nbk_wall_us']:5.1f} us  torch "
                 f"{r['torch_wall_us']:5.1f} us")
     t = f"{head} {r['nbk_us']:7.1f} us {100 * r['of_copy']:5.1f}% of copy"
+    host = r.get(f"host_us[{modes[0]}]")
+    if host is not None:
+        t += f" (host {host:4.1f} us)"
     for who in ("torch", "cupy"):
         if f"{who}_us" in r:
             t += f" x{r[f'{who}_us'] / r['nbk_us']:.2f} {who}"
