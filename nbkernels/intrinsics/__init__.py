@@ -83,6 +83,7 @@ from .memory import (
     st_global_u16,
     st_global_u32,
     st_global_v4,
+    st_global_v4_if,
     st_shared_v4,
 )
 from .mma import (
@@ -112,7 +113,7 @@ from .tma import (
     tma_store_2d,
     tma_store_3d,
 )
-from .warp import shfl_bfly_f32, shfl_bfly_u32
+from .warp import shfl_bfly_f32, shfl_bfly_u32, warp_sync
 from .wgmma import *  # noqa: E402,F403 - 27 generated wgmma names, listed in wgmma.__all__
 
 #: The instructions nbkernels ships (user definitions are added to REGISTRY, not here).

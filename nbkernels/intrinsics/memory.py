@@ -79,8 +79,32 @@ ld_global_v4, st_global_v4 = _vector("global", types.uint64, sim.global_bytes, (
 ld_shared_v4, st_shared_v4 = _vector("shared", types.uint32, sim.shared_bytes, ("LDS",),
                                      ("STS.128",))
 
-__all__ = ["smem_addr", "gmem_addr", "ld_global_v4", "st_global_v4", "ld_shared_v4",
-           "st_shared_v4"]
+
+
+def _st_global_v4_if_sim(addr, values, ok):
+    if len(values) != 4:
+        raise sim.SimulatorError(f"st_global_v4_if: values must be 4 words, got {len(values)}")
+    if ok:
+        sim.global_bytes(int(addr), 16, "st_global_v4_if").view(np.uint32)[:] = [
+            int(v) & 0xFFFFFFFF for v in values
+        ]
+
+
+# Predicated, so that a guarded 16-byte store in a generated epilogue is one instruction and
+# not a basic block per store (see the predicated scalar accesses below).
+st_global_v4_if = build(InstructionSpec(
+    name="st_global_v4_if", family="vector",
+    ptx=("{ .reg .pred %nbk_p; setp.ne.u32 %nbk_p, $pred, 0; "
+         "@%nbk_p st.global.v4.u32 [$addr], $values; }"),
+    inputs=(Operand("addr", types.uint64, doc="16-byte-aligned global-space address"),
+            Operand("values", types.uint32, 4, doc="four uint32 words"),
+            Operand("pred", types.uint32)),
+    min_arch=SM75, memory=True, sass=("STG.E.128",), simulate=_st_global_v4_if_sim,
+    doc="Store four uint32 words (16 bytes) to global memory if pred is non-zero (the address "
+        "is not touched otherwise)."))
+
+__all__ = ["smem_addr", "gmem_addr", "ld_global_v4", "st_global_v4", "st_global_v4_if",
+           "ld_shared_v4", "st_shared_v4"]
 
 
 # --- scalar global loads/stores by address (GEMM epilogues address outputs by pointer) -----

@@ -372,10 +372,13 @@ _register(Probe(
 
 
 @cuda.jit
-def _vector_kernel(src, dst, addr_deltas, rotated):
+def _vector_kernel(src, dst, addr_deltas, rotated, pred_dst):
     i = cuda.threadIdx.x
     v = memory.ld_global_v4(memory.gmem_addr(src, i * 4))
     memory.st_global_v4(memory.gmem_addr(dst, 255 - (i * 4 + 3)), (v[3], v[2], v[1], v[0]))
+    # every third lane's 16 bytes are left as they were
+    memory.st_global_v4_if(memory.gmem_addr(pred_dst, i * 4), (v[1], v[0], v[3], v[2]),
+                           (i % 3) != 0)
     sh = cuda.shared.array(0, np.uint32)
     addr_deltas[0, i] = memory.smem_addr(sh, i) - memory.smem_addr(sh, 0)
     addr_deltas[1, i] = memory.gmem_addr(src, i) - memory.gmem_addr(src, 0)
@@ -391,17 +394,20 @@ def _vector_reference(inp):
     src = inp["src"].reshape(64, 4)
     return {"dst": inp["src"][::-1].copy(),
             "addr_deltas": np.tile(np.arange(64, dtype=np.uint64) * 4, (2, 1)),
-            "rotated": np.roll(src[:, [1, 2, 3, 0]], -1, axis=0).reshape(-1)}
+            "rotated": np.roll(src[:, [1, 2, 3, 0]], -1, axis=0).reshape(-1),
+            "pred_dst": np.where((np.arange(64) % 3 != 0)[:, None], src[:, [1, 0, 3, 2]],
+                                 np.uint32(0xDEADBEEF)).reshape(-1)}
 
 
 _register(Probe(
-    "vector_and_addresses", ("ld_global_v4", "st_global_v4", "ld_shared_v4", "st_shared_v4",
-                             "gmem_addr", "smem_addr"),
+    "vector_and_addresses", ("ld_global_v4", "st_global_v4", "st_global_v4_if", "ld_shared_v4",
+                             "st_shared_v4", "gmem_addr", "smem_addr"),
     _vector_kernel,
     lambda rng, exact: {"src": rng.integers(0, 2**32, 256, dtype=np.uint64).astype(np.uint32)},
     lambda inp: {"dst": np.empty(256, np.uint32), "addr_deltas": np.empty((2, 64), np.uint64),
-                 "rotated": np.empty(256, np.uint32)},
-    _vector_reference, threads=64, shared_bytes=64 * 16,
+                 "rotated": np.empty(256, np.uint32),
+                 "pred_dst": np.full(256, 0xDEADBEEF, np.uint32)},
+    _vector_reference, threads=64, shared_bytes=64 * 16, keep_initial=("pred_dst",),
 ))
 
 
@@ -481,9 +487,13 @@ _register(Probe(
 # warp shuffles: each butterfly distance once, then a full butterfly sum
 # ---------------------------------------------------------------------------------------
 @cuda.jit
-def _shfl_kernel(x, u, moved, moved_u, total):
+def _shfl_kernel(x, u, moved, moved_u, total, via_shared):
     i = cuda.threadIdx.x
     v = x[i]
+    sh = cuda.shared.array(32, np.uint32)
+    sh[i] = u[i]
+    warp.warp_sync()  # the other lanes' shared-memory writes are visible after it
+    via_shared[i] = sh[i ^ 9]
     moved[0, i] = warp.shfl_bfly_f32(v, 1)
     moved[1, i] = warp.shfl_bfly_f32(v, 2)
     moved[2, i] = warp.shfl_bfly_f32(v, 4)
@@ -508,14 +518,14 @@ def _shfl_reference(inp):
     x = inp["x"]
     # the butterfly adds in a fixed order; exact inputs make every order give the same sum
     return {"moved": np.stack([x[lanes ^ m] for m in (1, 2, 4, 8, 16)]),
-            "moved_u": inp["u"][lanes ^ 5],
+            "moved_u": inp["u"][lanes ^ 5], "via_shared": inp["u"][lanes ^ 9],
             "total": np.full(32, x.astype(np.float64).sum(), np.float32)}
 
 
 _register(Probe(
-    "warp_shuffles", ("shfl_bfly_f32", "shfl_bfly_u32"), _shfl_kernel, _shfl_inputs,
+    "warp_shuffles", ("shfl_bfly_f32", "shfl_bfly_u32", "warp_sync"), _shfl_kernel, _shfl_inputs,
     lambda inp: {"moved": np.empty((5, 32), np.float32), "moved_u": np.empty(32, np.uint32),
-                 "total": np.empty(32, np.float32)},
+                 "total": np.empty(32, np.float32), "via_shared": np.empty(32, np.uint32)},
     _shfl_reference, tolerance={"total": 1e-6},
 ))
 

@@ -1,4 +1,4 @@
-"""Warp shuffles for reductions: ``shfl.sync.bfly.b32`` over all 32 lanes.
+"""Warp shuffles for reductions (``shfl.sync.bfly.b32`` over all 32 lanes) and the warp barrier.
 
 numba-cuda has ``cuda.shfl_xor_sync``, but its simulator runs no warp operation, so a row
 reduction written with it cannot be tested without a GPU. These run through nbkernels' warp
@@ -51,4 +51,19 @@ def _bfly(suffix, ty, npt):
 shfl_bfly_f32 = _bfly("f32", types.float32, np.float32)
 shfl_bfly_u32 = _bfly("u32", types.uint32, np.uint32)
 
-__all__ = ["shfl_bfly_f32", "shfl_bfly_u32"]
+warp_sync = build(InstructionSpec(
+    name="warp_sync",
+    family="warp",
+    ptx="bar.warp.sync -1;",
+    min_arch=Arch(7, 5),
+    min_ptx=(6, 0),
+    memory=True,
+    convergent=True,
+    simulate=lambda lanes: [None] * len(lanes),
+    warp_collective_sim=True,
+    doc=("Wait for every lane of the warp (``__syncwarp()``), with memory ordering among them: "
+         "shared-memory writes made before it by any lane are visible to every lane after it. "
+         "numba-cuda's simulator has no ``cuda.syncwarp``; this one rendezvous there."),
+))
+
+__all__ = ["shfl_bfly_f32", "shfl_bfly_u32", "warp_sync"]
