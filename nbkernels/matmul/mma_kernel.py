@@ -351,6 +351,20 @@ _C_LOAD["f64"] = "LD_F64_IF({addr}, {ok})"
 _D_STORE["f64"] = "ST_F64_IF({addr}, float64({v}), {ok})"
 
 
+def element_source(x, acc, row, col, epilogue, extra_args, c_load=None, pad="    "):
+    """Generated lines computing one result element: ``alpha * acc``, plus ``beta *`` the C
+    value ``c_load`` reads, through the fused epilogue at (``row``, ``col``); and the name of
+    the value. Names are suffixed with ``x`` (each assigned once: see below)."""
+    lines, val = [f"{pad}a{x} = alpha * {acc}"], f"a{x}"
+    if c_load is not None:
+        lines.append(f"{pad}b{x} = {val} + beta * {c_load}")
+        val = f"b{x}"
+    if epilogue is not None:
+        lines.append(f"{pad}e{x} = epi({val}, {row}, {col}{extra_args})")
+        val = f"e{x}"
+    return lines, val
+
+
 def _unrolled_epilogue(MF, NF, out_kind, epilogue, n_extra, pair=False):
     """Straight-line, branch-free epilogue over the accumulators, generated as source text.
 
@@ -381,20 +395,15 @@ def _unrolled_epilogue(MF, NF, out_kind, epilogue, n_extra, pair=False):
                     for e in range(2):
                         x = f"{r}_{n}_{e}"
                         col = f"(col0 + {n * 8 + e})"
-                        out += [f"{pad}    ok{x} = {col} < N",
-                                f"{pad}    a{x} = alpha * acc[{f}, {n}, {2 * h + e}]"]
-                        val = f"a{x}"
-                        if with_c:
-                            load = _C_LOAD[out_kind].format(addr=f"crow{r} + {col} * ldc_c",
-                                                            ok=f"ok{x}")
-                            out.append(f"{pad}    b{x} = {val} + beta * {load}")
-                            val = f"b{x}"
-                        if epilogue is not None:
-                            # the column is clamped: an epilogue reading bias[j] must not read past N for
-                            # the lanes beyond the edge, whose results are not stored
-                            out.append(f"{pad}    e{x} = epi({val}, row{r}, min({col}, N - 1)"
-                                       f"{extra_args})")
-                            val = f"e{x}"
+                        out.append(f"{pad}    ok{x} = {col} < N")
+                        load = _C_LOAD[out_kind].format(addr=f"crow{r} + {col} * ldc_c",
+                                                        ok=f"ok{x}") if with_c else None
+                        # the column is clamped: an epilogue reading bias[j] must not read past N
+                        # for the lanes beyond the edge, whose results are not stored
+                        lines, val = element_source(x, f"acc[{f}, {n}, {2 * h + e}]", f"row{r}",
+                                                    f"min({col}, N - 1)", epilogue, extra_args,
+                                                    load, pad + "    ")
+                        out += lines
                         vals.append(val)
                         if not pair:
                             store = _D_STORE[out_kind].format(addr=f"drow{r} + {col} * ldd_c",
