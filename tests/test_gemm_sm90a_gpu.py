@@ -56,19 +56,43 @@ def _poisoned(shape, dtype):
     return cupy.asarray(np.full(shape, np.nan, np.float32).astype(DTYPES[dtype]))
 
 
-@pytest.mark.parametrize("seed", range(200))
-def test_random_sweep_sm90a(seed):
+def _sweep_case(seed, staged=False):
+    """Case ``seed`` of the sweep on fresh values, with its tile (or that tile's staged version)."""
     dtype, m, n, k, lay, (ba, bb), use_c, tile = case = _case(seed)
     rng = np.random.default_rng()  # fresh values every run
     a, b, c, alpha, beta, shape, sa = _operands(rng, dtype, ba, bb, m, n, k, lay, use_c)
     out = _poisoned(shape, dtype)
     da, db = device_like(a), device_like(b)
     dc = cupy.asarray(c) if c is not None else None
-    kw = dict(alpha=alpha, beta=beta, variant="sm90a", tile=TILES[tile])
-    assert "variant: sm90a" in nbkernels.explain(da, db, dc, **kw)
+    kw = dict(alpha=alpha, beta=beta, variant="sm90a",
+              tile=_staged(TILES[tile]) if staged else TILES[tile])
+    plan = nbkernels.explain(da, db, dc, **kw)
+    assert "variant: sm90a" in plan
+    assert ("staged through shared memory" in plan) == staged, plan
     assert nbkernels.gemm(da, db, dc, out=out, **kw) is out
     err, where = relerr(cupy.asnumpy(out), reference(a, b, c, alpha, beta))
     assert err <= TOLERANCES[(dtype, None)], f"case {case}: relative error {err:.3g}; {where}"
+
+
+@pytest.mark.parametrize("seed", range(200))
+def test_random_sweep_sm90a(seed):
+    _sweep_case(seed)
+
+
+# The staged epilogue (opt-in, WgmmaConfig(staged=True)): the sweep's first 60 cases with each
+# tile's staged version where it has one (one 64-row block per consumer), else the staged default.
+# Three sweeps of session 6 stalled in cases with staged kernels built; run this file with
+# pytest's faulthandler_timeout to see where a stall sits (a build or a kernel).
+def _staged(tile):
+    import dataclasses
+
+    cfg = dataclasses.replace(tile or wc.DEFAULT, staged=True)
+    return cfg if cfg.staged_epilogue else dataclasses.replace(wc.DEFAULT, staged=True)
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_random_sweep_sm90a_staged_epilogue(seed):
+    _sweep_case(seed, staged=True)
 
 
 def test_default_dispatch_on_hopper_is_sm90a_and_falls_back_where_tma_cannot():

@@ -76,31 +76,35 @@ def _triton_matmul():
 def parse_config(text):
     """``BMxBNxSTAGES`` with optional suffixes: ``p`` ping-pong consumers, ``w`` cooperative
     consumers of 128 rows each (two m64 wgmma blocks per consumer), then ``c2``: clusters of
-    two blocks sharing B tiles by TMA multicast (``128x256x4c2``, ``128x128x6pc2``)."""
+    two blocks sharing B tiles by TMA multicast (``128x256x4c2``, ``128x128x6pc2``), then
+    ``s``: the staged epilogue instead of the guarded stores (``128x256x4s``)."""
     import re
 
     from ..errors import NbkernelsError
     from .wgmma_config import WgmmaConfig
 
-    m = re.fullmatch(r"(\d+)x(\d+)x(\d+)([pw]?)(?:c(\d+))?", text)
+    m = re.fullmatch(r"(\d+)x(\d+)x(\d+)([pw]?)(?:c(\d+))?(s?)", text)
     if not m:
-        raise NbkernelsError(f"--configs: expected BMxBNxSTAGES[p|w][c2] (e.g. 128x256x4c2), "
+        raise NbkernelsError(f"--configs: expected BMxBNxSTAGES[p|w][c2][s] (e.g. 128x256x4c2), "
                              f"got {text!r}")
     bm, bn, st = (int(v) for v in m.group(1, 2, 3))
     flag, cluster = m.group(4), int(m.group(5) or 1)
-    return WgmmaConfig(bm, bn, st, 8, flag == "p", 128 if flag == "w" else 64, cluster)
+    return WgmmaConfig(bm, bn, st, 8, flag == "p", 128 if flag == "w" else 64, cluster,
+                       staged=bool(m.group(6)))
 
 
 def config_name(cfg):
     return (f"{cfg.bm}x{cfg.bn}x{cfg.stages}" + ("p" if cfg.pingpong else "")
-            + ("w" if cfg.wg_rows == 128 else "") + (f"c{cfg.cluster}" if cfg.cluster > 1 else ""))
+            + ("w" if cfg.wg_rows == 128 else "") + (f"c{cfg.cluster}" if cfg.cluster > 1 else "")
+            + ("s" if cfg.staged else ""))
 
 
 def _prewarm_one(job):
     from . import run, wgmma_config
 
     cfg_key, kind, a_km, b_km = job
-    run.prebuild_sm90a(wgmma_config.WgmmaConfig(*cfg_key), kind, a_km, b_km, True)
+    cfg = wgmma_config.WgmmaConfig(*cfg_key)
+    run.prebuild_sm90a(cfg, kind, a_km, b_km, 2 if cfg.staged_epilogue else True)  # as the bench's D
     return job
 
 
@@ -181,9 +185,9 @@ def main(argv=None):
     ap.add_argument("--shapes", default="key", help="key, sweep, or MxNxK,MxNxK")
     ap.add_argument("--dtypes", default="bfloat16,float16")
     ap.add_argument("--configs", default="", help="sm90a tiles to time besides the default, "
-                    "e.g. 128x256x3,128x128x6p,256x128x4w,128x256x4c2 (bm x bn x stages, p: "
-                    "ping-pong, w: 128-row cooperative consumers, c2: clusters of two blocks "
-                    "sharing B by TMA multicast)")
+                    "e.g. 128x256x3,128x128x6p,256x128x4w,128x256x4c2,128x256x4s (bm x bn x "
+                    "stages, p: ping-pong, w: 128-row cooperative consumers, c2: clusters of two "
+                    "blocks sharing B by TMA multicast, s: the staged epilogue)")
     ap.add_argument("--prewarm", action="store_true")
     ap.add_argument("--prewarm-only", action="store_true",
                     help="build the configurations for all four operand layouts, then stop")

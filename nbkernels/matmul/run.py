@@ -139,6 +139,14 @@ def execute(p: "api.Plan", alpha, beta, stream=None, epilogue=None, extras=()):
     pair = (p.result_dtype.itemsize == 2 and d3[2] == 1 and d_ptr % 4 == 0
             and (d3[1] * 2) % 4 == 0 and (d3[0] * 2) % 4 == 0)
     if p.variant == "sm90a":
+        # staged 16-byte stores for tiles inside the columns: D, its rows and batches 16-byte
+        # aligned, and room for the staging behind the ring
+        from ..smem import device_limits
+        from . import wgmma_kernel as wk
+
+        if (pair and d_ptr % 16 == 0 and (d3[1] * 2) % 16 == 0 and (d3[0] * 2) % 16 == 0
+                and wk.stages_epilogue(p.tile, device_limits()[1])):
+            pair = 2
         _sm90a(p, va, vb, C, D, c3, d3, alpha, beta_eff, ext, ext_types, epilogue, epi_key,
                handle, pair)
         return result

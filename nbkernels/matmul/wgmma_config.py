@@ -35,6 +35,12 @@ class WgmmaConfig:
     pingpong: bool = False
     wg_rows: int = 64  # cooperative: tile rows per consumer warpgroup (64 or 128)
     cluster: int = 1  # blocks per cluster along M (2: the pair shares B by TMA multicast)
+    #: epilogue of 16-bit results in 16-byte aligned rows (beta == 0, tiles inside N): staged
+    #: through shared memory and stored 16 bytes per lane (+5-22% on an H200, session 6 run 1),
+    #: where False keeps the guarded 32-bit pairs. Opt-in: three GPU sweeps stopped making
+    #: progress in cases with staged kernels built (session 6, runs 2, 4 and 5), cause not
+    #: found (a hang, or builds taking minutes).
+    staged: bool = False
 
     def __post_init__(self):
         problems = []
@@ -69,13 +75,23 @@ class WgmmaConfig:
         return self.bm // 64 if self.pingpong else self.wg_rows // 64
 
     @property
+    def staged_epilogue(self) -> bool:
+        """Whether 16-bit results in 16-byte aligned rows go through the staged epilogue: asked
+        for (``staged``) and one 64-row accumulator per consumer (consumers holding two, ``w``
+        tiles and 128-row ping-pong, keep the guarded stores: the first two stalls of the GPU
+        sweep were in 256x128x4w cases, the third in a 64x256x5p one)."""
+        return self.staged and self.blocks_m == 1
+
+    @property
     def threads(self) -> int:
         return 128 * (1 + self.consumers)
 
     @property
     def key(self) -> tuple:
         base = (self.bm, self.bn, self.stages, self.group_m, self.pingpong, self.wg_rows)
-        return base if self.cluster == 1 else base + (self.cluster,)  # cluster 1: keys as before
+        if self.cluster != 1 or self.staged:  # the defaults: keys as before
+            base += (self.cluster,)
+        return base + (True,) if self.staged else base
 
     @property
     def stage_bytes(self) -> int:
@@ -91,7 +107,8 @@ class WgmmaConfig:
         pair = ("" if self.cluster == 1 else
                 f", clusters of {self.cluster}x1 blocks sharing B tiles by TMA multicast")
         return (f"{self.bm}x{self.bn}x{BK} tile, {self.consumers} {how} consumer warpgroups + "
-                f"1 TMA producer, {self.stages} stages, persistent{pair}")
+                f"1 TMA producer, {self.stages} stages, persistent{pair}"
+                + (", staged epilogue" if self.staged else ""))
 
     @property
     def cluster_dims(self):

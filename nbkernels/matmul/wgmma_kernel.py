@@ -20,8 +20,11 @@ Design (per persistent block of ``128 * (1 + bm/64)`` threads):
   k, in 64-wide blocks; 16-bit operands take either major with the descriptor's transpose
   bit, so row- and column-major inputs and transposed views need no copy;
 * after a tile's last k-tile the consumers apply ``alpha``, ``beta * C`` and the fused
-  epilogue to the accumulators in registers and store D with guarded stores (the sm_80
-  kernel's epilogue, shared), while the producer already fills the ring for the next tile;
+  epilogue to the accumulators in registers and store D, while the producer already fills
+  the ring for the next tile, with the sm_80 kernel's guarded stores (shared); opt-in
+  (``cfg.staged``), tiles inside the matrix's columns with 16-byte aligned rows and no
+  ``beta * C`` go through 2 KB of shared memory per warp (``stmatrix``) and 16-byte stores of
+  whole rows (``staged_epilogue``);
 * tiles are visited in groups of ``group_m`` tile-rows (L2 reuse); blocks take every
   ``gridDim.x``-th tile (one block per SM: the ring takes most of the shared memory).
 
@@ -51,7 +54,7 @@ from numba import cuda, float32, int32, int64, uint32, uint64
 from .. import intrinsics as I
 from ..arch import Arch
 from ..intrinsics import descriptors as D
-from .mma_kernel import OUT_KIND, _OUT_BYTES, _TO_BITS, _unrolled_epilogue
+from .mma_kernel import OUT_KIND, _OUT_BYTES, _TO_BITS, _dev, _unrolled_epilogue, element_source
 from .wgmma_config import BK, ROW_BYTES, WgmmaConfig
 
 SUPPORTED_KINDS = ("bf16", "f16")
@@ -77,6 +80,94 @@ def consumer_regs(consumers: int) -> int:
 
 
 BLOCKS_PER_SM = 1  # the ring takes most of the shared memory
+
+
+STAGING_ROW = 128  # bytes of a staged row: 64 16-bit columns
+WARP_STAGING = 16 * STAGING_ROW  # per consumer warp: its 16 rows of a 64-column chunk
+
+
+def staging_bytes(cfg: WgmmaConfig) -> int:
+    """Shared memory the staged epilogue adds behind the ring: 2 KB per consumer warp."""
+    return 4 * cfg.consumers * WARP_STAGING
+
+
+def stages_epilogue(cfg: WgmmaConfig, max_smem: int) -> bool:
+    """Whether calls with ``cfg`` stage their epilogue (where D allows it) on a device whose
+    blocks may have ``max_smem`` bytes of shared memory."""
+    return cfg.staged_epilogue and cfg.smem_bytes() + staging_bytes(cfg) <= max_smem
+
+
+def staged_epilogue(NF, out_kind, epilogue, n_extra):
+    """The epilogue of a tile whose ``8 NF`` columns all lie inside the matrix, for 16-bit
+    results in 16-byte aligned rows and ``beta == 0``, staged through 2 KB of shared memory per
+    warp.
+
+    Per 64-column chunk of the warp's 16 x ``8 NF`` strip: alpha and the fused epilogue per
+    element in registers (as the sm_80 kernel's epilogue), the results packed into
+    32-bit pairs, written with four ``stmatrix.x4`` (each n8 fragment half is one 8 x 8 matrix)
+    into 16 staged rows of 128 bytes whose 16-byte chunks are XOR-swizzled by the row (both the
+    stores and the reads below are free of bank conflicts), then read back as 16-byte words, a
+    staged row per 8 lanes, and stored with 16-byte global stores: each instruction writes 4
+    whole rows of 128 bytes, every 32-byte sector once and full. The paired 4-byte stores write
+    half-sectors (twice the output's L2 write requests, ncu run 6 of session 5) with 4 times the
+    store instructions. A warp barrier orders the staging and the reads (and the reads before
+    the next chunk's staging).
+
+    Generated per chunk (one basic block of numba IR each, see ``_unrolled_epilogue``); rows at
+    or past ``M`` are staged like the others and not stored. ``beta * C`` calls keep the guarded
+    stores: with its 16 predicated loads of C per chunk the kernel spilled 120 B (ptxas, cap
+    168 registers at 384 threads).
+    """
+    if out_kind not in _TO_BITS:
+        raise ValueError(f"the staged epilogue is for 16-bit results, not {out_kind}")
+    if NF % 8:
+        raise ValueError(f"the staged epilogue works in 64-column chunks, NF = {NF}")
+    extra_args = "".join(f", extra[{k}]" for k in range(n_extra))
+    ns = {"I": I, "uint32": uint32, "float32": float32}
+    if epilogue is not None:
+        ns["epi"] = epilogue if hasattr(epilogue, "py_func") else _dev(epilogue)
+    args = "acc, wrow, n0, lane, M, alpha, d_base, ldd_r, buf, extra"
+    for ch in range(NF // 8):
+        src = [f"def chunk{ch}({args}):",
+               "    c0 = n0 + 2 * (lane & 3)",  # this lane's first column in a fragment
+               "    r0 = wrow + (lane >> 2)"]  # this lane's rows: r0 and r0 + 8
+        for n in range(8 * ch, 8 * ch + 8):
+            for h in range(2):
+                bits = []
+                for e in range(2):
+                    x = f"{h}_{n}_{e}"
+                    lines, val = element_source(x, f"acc[0, {n}, {2 * h + e}]", f"r0 + {8 * h}",
+                                                f"c0 + {8 * n + e}", epilogue, extra_args)
+                    src += lines
+                    src.append(f"    h{x} = uint32({_TO_BITS[out_kind].format(v=val)})")
+                    bits.append(f"h{x}")
+                src.append(f"    w{h}_{n} = {bits[0]} | ({bits[1]} << 16)")
+        # stmatrix.x4 number t: matrices (row half j & 1, fragment 2t + (j >> 1)); lanes
+        # 8j .. 8j + 7 give the staged rows of matrix j. stmatrix is .aligned: the warp must
+        # arrive converged (lane 0 of warp 0 has just released a stage on its own)
+        src += ["    sbase = buf + (8 * ((lane >> 3) & 1) + (lane & 7)) * 128",
+                "    half = lane >> 4",
+                "    I.warp_sync()"]
+        for t in range(4):
+            n = 8 * ch + 2 * t
+            src.append(f"    I.stmatrix_x4(sbase + ((({2 * t} + half) ^ (lane & 7)) << 4), "
+                       f"(w0_{n}, w1_{n}, w0_{n + 1}, w1_{n + 1}))")
+        src.append("    I.warp_sync()")
+        for i in range(4):  # staged rows 4i .. 4i + 3, 8 lanes (16-byte words) per row
+            src += [f"    gr{i} = {4 * i} + (lane >> 3)",
+                    f"    v{i} = I.ld_shared_v4(buf + gr{i} * 128 + "
+                    f"(((lane & 7) ^ (gr{i} & 7)) << 4))",
+                    f"    I.st_global_v4_if(d_base + (wrow + gr{i}) * ldd_r + (n0 + {64 * ch} + "
+                    f"8 * (lane & 7)) * 2, (v{i}[0], v{i}[1], v{i}[2], v{i}[3]), "
+                    f"uint32(wrow + gr{i} < M))"]
+        src.append("    I.warp_sync()  # every lane has read the stage before it is reused")
+        exec("\n".join(src) + "\n", ns)  # noqa: S102
+        ns[f"chunk{ch}"] = _dev(ns[f"chunk{ch}"])
+    body = [f"def store_staged({args}):"] + [f"    chunk{ch}({args})" for ch in range(NF // 8)]
+    exec("\n".join(body) + "\n", ns)  # noqa: S102
+    return _dev(ns["store_staged"])
+
+
 SM90A = Arch(9, 0, "a")
 
 
@@ -95,7 +186,13 @@ def operand_layout(kmajor: bool, rows: int):
 
 def build_kernel(cfg: WgmmaConfig, kind: str, a_kmajor: bool, b_kmajor: bool, epilogue=None,
                  n_extra: int = 0, pair_store: bool = False):
-    """The kernel for one (config, kind, operand majors, epilogue); see the module docstring."""
+    """The kernel for one (config, kind, operand majors, epilogue); see the module docstring.
+
+    ``pair_store``: False, 16-bit results stored one by one; True, in 32-bit pairs (unit column
+    stride, 4-byte aligned rows); 2, besides the pairs, tiles whose columns all lie inside the
+    matrix are staged through shared memory and stored 16 bytes per lane when ``beta == 0``
+    (``staged_epilogue``: 16-byte aligned D, rows and batches; ``staging_bytes`` more shared
+    memory)."""
     if kind not in SUPPORTED_KINDS:
         raise ValueError(f"the sm90a kernel takes {SUPPORTED_KINDS}, not {kind}")
     out_kind = OUT_KIND[kind]
@@ -110,13 +207,19 @@ def build_kernel(cfg: WgmmaConfig, kind: str, a_kmajor: bool, b_kmajor: bool, ep
     MW = cfg.blocks_m  # 64-row blocks (accumulators) per consumer
     PP = cfg.pingpong
     CL = cfg.cluster > 1
-    store_all = _unrolled_epilogue(1, NF, out_kind, epilogue, n_extra, pair_store)
+    store_all = _unrolled_epilogue(1, NF, out_kind, epilogue, n_extra, bool(pair_store))
+    STAGED = pair_store == 2  # 16-byte aligned rows: tiles inside N may take the staged stores
+    if STAGED and not cfg.staged_epilogue:
+        raise ValueError(f"{cfg}: no staged epilogue (staged=False, or two 64-row blocks per "
+                         "consumer)")
     ns = {
         "cuda": cuda, "I": I, "np": np, "int32": int32, "int64": int64, "uint32": uint32,
         "uint64": uint64, "float32": float32, "smem_desc": D.smem_desc, "store_all": store_all,
         "wgmma": _WGMMA[kind], "zeros": I.wgmma.zero_accumulator(BN // 2),
         "fop": I.wgmma_fence_operand_f32,
     }
+    if STAGED:
+        ns["store_staged"] = staged_epilogue(NF, out_kind, epilogue, n_extra)
     ta, tb = int(not a_kmajor), int(not b_kmajor)
     # A K-major: one box of BM rows; M-major: one box per 64 rows.
     if a_kmajor:
@@ -148,10 +251,16 @@ def build_kernel(cfg: WgmmaConfig, kind: str, a_kmajor: bool, b_kmajor: bool, ep
         epilogue_src += [f"frag{w} = cuda.local.array((1, {NF}, 4), float32)"]
         epilogue_src += [f"frag{w}[0, {n}, {i}] = acc{w}[{4 * n + i}]"
                          for n in range(NF) for i in range(4)]
-        epilogue_src += [
+        narrow = [
             f"store_all(frag{w}, m0 + row0 + {64 * w} + warp * 16 + (lane >> 2), "
             "n0 + 2 * (lane & 3), M, N, alpha, beta, c_at, d_at, ldc_r * OSZ, ldc_c * OSZ, "
             "ldd_r * OSZ, ldd_c * OSZ, extra)"]
+        if STAGED:  # the tile's columns all inside the matrix (the last tile column may not be)
+            narrow = [f"if n0 + {BN} <= N and beta == 0:",
+                      f"    store_staged(frag{w}, m0 + row0 + {64 * w} + warp * 16, n0, lane, M, "
+                      "alpha, d_at, ldd_r * OSZ, stage_at, extra)",
+                      "else:"] + ["    " + x for x in narrow]
+        epilogue_src += narrow
     epilogue_src = ["c_at = I.gmem_addr(C, 0) + b * sc * OSZ",
                     "d_at = I.gmem_addr(D, 0) + b * sd * OSZ"] + epilogue_src
     if CL:  # the second tile of a pair may lie below the matrix: loaded (zeros), not stored
@@ -231,6 +340,7 @@ def kernel(TM, C, D, M, N, K, ldc_r, ldc_c, ldd_r, ldd_c, sc, sd, alpha, beta,
         ct = t - 128 * wg
         warp = ct // 32
         lane = ct % 32
+        stage_at = ring + {STAGES * STAGE} + (ct // 32 + 4 * cw) * {WARP_STAGING}  # staged epilogue
         row0 = {0 if PP else f"cw * {cfg.wg_rows}"}  # first tile row of this consumer's 64-row blocks
         ad0 = smem_desc(ring + row0 * {ROW_BYTES}, {a_lbo}, {a_sbo}, 1, 0)
         bd0 = smem_desc(ring + {A_BYTES}, {b_lbo}, {b_sbo}, 1, 0)
@@ -281,7 +391,7 @@ def kernel(TM, C, D, M, N, K, ldc_r, ldc_c, ldd_r, ldd_c, sc, sd, alpha, beta,
     ns["OSZ"] = osz
     exec(compile(src, f"<wgmma_kernel {cfg.key} {kind} {a_kmajor} {b_kmajor}>", "exec"), ns)  # noqa: S102
     kernel = cuda.jit(ns["kernel"])
-    kernel.nbk_smem_bytes = cfg.smem_bytes()
+    kernel.nbk_smem_bytes = cfg.smem_bytes() + (staging_bytes(cfg) if STAGED else 0)
     kernel.nbk_launch_bounds = (cfg.threads, 1)  # a register cap at entry: setmaxnreg needs it
     kernel.nbk_threads = cfg.threads
     # registers the block must own for its setmaxnreg requests (runner checks the cubin)
