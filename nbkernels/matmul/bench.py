@@ -1,11 +1,11 @@
 """GEMM speed against cuBLAS, in one process: ``python -m nbkernels.matmul.bench``.
 
 Times with CUDA events after warm-up, each timed call queued behind a spin kernel so that the
-host's overhead stays outside the events (``_time``; measure it separately, tools/overhead.py,
-``host_us``), takes medians, rotates
-among input sets larger than L2, and measures cuBLAS (torch.matmul, and cupy.matmul where it
-has the dtype) once per shape on the same buffers in the same run, then every tile given
-(``--tiles``, e.g. a tile with and without ``frag_db=1``). FLOPs = 2*M*N*K per GEMM. Prints a
+host's overhead stays outside the events (``_time``; the host's part is reported apart, and
+tools/overhead.py measures it in a loop), takes medians, rotates among input sets larger than
+L2, and measures cuBLAS (torch.matmul, and cupy.matmul where it has the dtype) once per shape on
+the same buffers in the same run, then every tile given (``--tiles``, e.g. a tile with and
+without ``frag_db=1``). FLOPs = 2*M*N*K per GEMM. Prints a
 line per measurement; ``--json`` saves the numbers, ``--summary`` prints saved ones as a table.
 ``--prewarm N`` first compiles every configuration the run will launch, in N processes.
 """
@@ -40,9 +40,7 @@ def _spinner():
 
 
 def _spin(seconds, hz):
-    import numpy
-
-    _spinner()((1,), (1,), (numpy.int64(seconds * hz),))
+    _spinner()((1,), (1,), (np.int64(seconds * hz),))
 
 
 @functools.lru_cache(maxsize=None)
@@ -70,8 +68,8 @@ def _time(fn, sets, reps, warmup=3):
     device time of the call, not the Python and launch overhead in front of it. That overhead
     is real and is reported apart (``host_seconds``, the median time the call took to return
     while the device was busy: what a loop of calls pays when the device is faster than the
-    host). Input sets rotate, so no set is in L2 when its turn comes
-    (the caller makes ``sets`` larger than L2)."""
+    host). Input sets rotate, so no set is in L2 when its turn comes (the caller makes ``sets``
+    larger than L2)."""
     import time
 
     import cupy
@@ -204,8 +202,8 @@ def run(dtypes, shapes, variant=None, precision=None, reps=30, tiles=(None,)):
                 nbkernels.gemm(a, b, out=out, **kw)
                 err = float(cupy.linalg.norm(_as_f64(out, bf16) - ref)) / ref_norm
                 plan = nbkernels.explain(a, b, out=out, **kw)
-                rows.append({"dtype": dt, "m": m, "n": n, "k": k, "nbk_s": t_nbk, "nbk_host_s": host_nbk,
-                             "torch_s": t_torch, "cupy_s": t_cupy, "nbk_tflops": fl / t_nbk / 1e12,
+                rows.append({"dtype": dt, "m": m, "n": n, "k": k, "nbk_s": t_nbk,
+                             "nbk_host_s": host_nbk, "torch_s": t_torch, "cupy_s": t_cupy, "nbk_tflops": fl / t_nbk / 1e12,
                              "cublas_tflops": fl / best / 1e12, "ratio": best / t_nbk,
                              "relerr": err, "variant": plan.split("variant: ")[1].split()[0],
                              "precision": precision if dt == "f32" else None,
