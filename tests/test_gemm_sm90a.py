@@ -390,8 +390,7 @@ def test_staged_epilogue_refuses_what_it_cannot_store():
                                  (128, 128, 6, 8, True, 64, 1, True), (128, 256, 4)])
 def test_tiles_without_the_staged_epilogue_keep_guarded_stores(cfg):
     """Two 64-row blocks per consumer, or staged not asked for (the default: opt-in while the
-    GPU sweep's stalls with staged builds are not understood): not staged, and a staged build
-    of them is refused."""
+    GPU sweep has not run whole with it): not staged, and a staged build of them is refused."""
     from nbkernels.matmul import wgmma_config as wc, wgmma_kernel
 
     tile = wc.WgmmaConfig(*cfg)

@@ -81,8 +81,8 @@ def test_random_sweep_sm90a(seed):
 
 # The staged epilogue (opt-in, WgmmaConfig(staged=True)): the sweep's first 60 cases with each
 # tile's staged version where it has one (one 64-row block per consumer), else the staged default.
-# Three sweeps of session 6 stalled in cases with staged kernels built; run this file with
-# pytest's faulthandler_timeout to see where a stall sits (a build or a kernel).
+# One sweep of session 6 stalled in a staged case (before the convergence barrier ahead of the
+# first stmatrix); with pytest's faulthandler_timeout a stall shows where it sits.
 def _staged(tile):
     import dataclasses
 

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Next step for the staged sm90a epilogue (not yet run; perf-notes s5): the sm90a GPU file,
-# the 60 staged sweep cases included, with pytest's faulthandler dumping every thread's Python
-# stack when a test runs past 150 s: a stall inside numba/ptxas is a build, one inside a
-# synchronize or copy back is a kernel that does not finish. Give it a warm cache first.
+# Next step for the staged sm90a epilogue (not yet run; perf-notes s5): the whole sm90a GPU
+# file, the 60 staged sweep cases included, on a warm cache (every edit of nbkernels' sources
+# invalidates it: build first, then test), with pytest's faulthandler dumping every thread's
+# Python stack when a test runs past 150 s: a stall inside numba/ptxas is a build, one inside a
+# synchronize or copy back is a kernel that does not finish.
 . tools/device-preamble.sh  # environment, log, GPU
 timeout 300 python3 -m nbkernels.matmul.bench_hopper --prewarm-only --configs 128x256x4s \
     > "$out/prewarm90.txt" 2>&1

@@ -37,9 +37,10 @@ class WgmmaConfig:
     cluster: int = 1  # blocks per cluster along M (2: the pair shares B by TMA multicast)
     #: epilogue of 16-bit results in 16-byte aligned rows (beta == 0, tiles inside N): staged
     #: through shared memory and stored 16 bytes per lane (+5-22% on an H200, session 6 run 1),
-    #: where False keeps the guarded 32-bit pairs. Opt-in: three GPU sweeps stopped making
-    #: progress in cases with staged kernels built (session 6, runs 2, 4 and 5), cause not
-    #: found (a hang, or builds taking minutes).
+    #: where False keeps the guarded 32-bit pairs. Opt-in until the GPU sweep has run whole with
+    #: it: 113 sweep cases passed with staged builds (those with beta == 0 through the staged
+    #: stores), and one stall (session 6, run 2) preceded the warp barrier that now makes each
+    #: warp arrive converged at the first stmatrix.
     staged: bool = False
 
     def __post_init__(self):
@@ -77,9 +78,9 @@ class WgmmaConfig:
     @property
     def staged_epilogue(self) -> bool:
         """Whether 16-bit results in 16-byte aligned rows go through the staged epilogue: asked
-        for (``staged``) and one 64-row accumulator per consumer (consumers holding two, ``w``
-        tiles and 128-row ping-pong, keep the guarded stores: the first two stalls of the GPU
-        sweep were in 256x128x4w cases, the third in a 64x256x5p one)."""
+        for (``staged``) and one 64-row accumulator per consumer. Consumers holding two (``w``
+        tiles, 128-row ping-pong) keep the guarded stores: a precaution taken when the stall of
+        session 6's run 2, in a 256x128x4w case, was not yet understood."""
         return self.staged and self.blocks_m == 1
 
     @property
