@@ -136,16 +136,17 @@ def execute(p: "api.Plan", alpha, beta, stream=None, epilogue=None, extras=()):
         return result
     # 32-bit stores of result pairs: 16-bit results, unit column stride, 4-byte aligned rows.
     d_ptr = vd.ptr if not vd.host else vd.obj.__array_interface__["data"][0]
-    pair = (p.result_dtype.itemsize == 2 and d3[2] == 1 and d_ptr % 4 == 0
-            and (d3[1] * 2) % 4 == 0 and (d3[0] * 2) % 4 == 0)
+    def aligned(nbytes):  # D, its rows and its batches start on nbytes (16-bit results)
+        return d_ptr % nbytes == 0 and (d3[1] * 2) % nbytes == 0 and (d3[0] * 2) % nbytes == 0
+
+    pair = p.result_dtype.itemsize == 2 and d3[2] == 1 and aligned(4)
     if p.variant == "sm90a":
-        # staged 16-byte stores for tiles inside the columns: D, its rows and batches 16-byte
-        # aligned, and room for the staging behind the ring
+        # staged 16-byte stores for tiles inside the columns: 16-byte aligned rows, and room
+        # for the staging behind the ring
         from ..smem import device_limits
         from . import wgmma_kernel as wk
 
-        if (pair and d_ptr % 16 == 0 and (d3[1] * 2) % 16 == 0 and (d3[0] * 2) % 16 == 0
-                and wk.stages_epilogue(p.tile, device_limits()[1])):
+        if pair and aligned(16) and wk.stages_epilogue(p.tile, device_limits()[1]):
             pair = 2
         _sm90a(p, va, vb, C, D, c3, d3, alpha, beta_eff, ext, ext_types, epilogue, epi_key,
                handle, pair)

@@ -3,8 +3,8 @@
 
 Large sizes: device time with CUDA events after warm-up, each call queued behind a spin kernel
 so that the host's overhead stays outside the events (``matmul.bench._time``; reported apart,
-``host us``), medians, inputs rotated among sets larger than L2. Bytes moved come from an explicit formula per op (inputs read once, outputs
-written once). The ceiling is a device-to-device copy of 1 GiB timed in the same run (bytes
+``host us``), medians, inputs rotated among sets larger than L2. Bytes moved come from an
+explicit formula per op (inputs read once, outputs written once). The ceiling is a device-to-device copy of 1 GiB timed in the same run (bytes
 read + written). ``--modes`` times nbkernels once per value of NBKERNELS_ROWS_LOOP on the same
 inputs ("auto": unset; "0": a block per row, the layout before blocks looped over rows; "1",
 "2": blocks looping with that many staging buffers). Small sizes (1 x 4096, 64 x 4096): wall
