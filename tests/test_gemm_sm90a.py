@@ -142,9 +142,8 @@ a, b = np.ones((64, 64), f16), np.ones((64, 64), f16)
 odd = np.ones((64, 60), f16)
 out["forced"] = nbkernels.explain(a, b, variant="sm90a")
 from nbkernels.matmul.wgmma_config import WgmmaConfig
-out["staged"] = nbkernels.explain(a, b, variant="sm90a", tile=WgmmaConfig(64, 64, 2, staged=True))
-out["staged_w"] = nbkernels.explain(a, b, variant="sm90a",
-                                    tile=WgmmaConfig(128, 64, 2, 8, False, 128, staged=True))
+out["staged_w"] = nbkernels.explain(a, b, variant="sm90a", tile=WgmmaConfig(128, 64, 2, 8, False, 128))
+out["guarded"] = nbkernels.explain(a, b, variant="sm90a", tile=WgmmaConfig(64, 64, 2, staged=False))
 try:
     nbkernels.explain(a, odd, variant="sm90a")
 except NbkernelsError as e:
@@ -166,10 +165,10 @@ print("RESULT" + json.dumps(out))
 def test_plan_says_what_the_sm90a_variant_takes_and_refuses():
     out = simulated_result(["-c", PLAN], what="sm90a planning")
     assert "loader: TMA boxes" in out["forced"] and "a K-major, b N-major" in out["forced"]
-    assert "epilogue: guarded stores (WgmmaConfig(staged=True) stages it" in out["forced"]
-    assert "epilogue: 16-bit results in 16-byte aligned rows staged through shared memory" \
-        in out["staged"]
-    assert "epilogue: guarded stores (consumers of two 64-row blocks" in out["staged_w"]
+    for staged in ("forced", "staged_w"):  # the default tile; consumers of two 64-row blocks
+        assert "epilogue: 16-bit results in 16-byte aligned rows staged through shared memory" \
+            in out[staged]
+    assert "epilogue: guarded stores (asked for: WgmmaConfig(staged=False))" in out["guarded"]
     assert "b's leading dimension (60 elements) is not a multiple of 16 bytes" in out["odd_forced"]
     assert "sm90a variant computes ('bf16', 'f16'), not tf32" in out["tf32_forced"]
     assert "K = 0" in out["k0"]
@@ -301,15 +300,17 @@ def test_bench_config_names_round_trip_with_the_cluster_suffix():
                       ("128x128x6pc2", wc.WgmmaConfig(128, 128, 6, 8, True, cluster=2)),
                       ("256x128x4wc2", wc.WgmmaConfig(256, 128, 4, 8, False, 128, cluster=2)),
                       ("128x256x4", wc.WgmmaConfig(128, 256, 4)),
-                      ("128x256x4s", wc.WgmmaConfig(128, 256, 4, staged=True)),
-                      ("128x256x4c2s", wc.WgmmaConfig(128, 256, 4, cluster=2, staged=True))]:
+                      ("128x256x4g", wc.WgmmaConfig(128, 256, 4, staged=False)),
+                      ("128x256x4c2g", wc.WgmmaConfig(128, 256, 4, cluster=2, staged=False)),
+                      ("128x128x6pg", wc.WgmmaConfig(128, 128, 6, 8, True, staged=False))]:
         assert bench_hopper.parse_config(text) == cfg
         assert bench_hopper.config_name(cfg) == text
         assert wc.WgmmaConfig(*cfg.key) == cfg  # the key rebuilds the config (prewarm jobs)
+    assert bench_hopper.parse_config("128x256x4s") == wc.DEFAULT  # s: staged, the default
     for c in wc.CLUSTER_CANDIDATES:
         assert c.cluster == 2 and c in wc.CANDIDATES
         assert bench_hopper.parse_config(bench_hopper.config_name(c)) == c
-    with pytest.raises(NbkernelsError, match=r"expected BMxBNxSTAGES\[p\|w\]\[c2\]"):
+    with pytest.raises(NbkernelsError, match=r"expected BMxBNxSTAGES\[p\|w\]\[c2\]\[g\]"):
         bench_hopper.parse_config("128x256x4c")
 
 
@@ -340,18 +341,23 @@ def test_cluster_config_is_explained_and_refused_by_the_simulator():
 
 # --- the staged epilogue (16-byte stores through shared memory) --------------------------------
 @needs_ptxas
-@pytest.mark.parametrize("kind,a_km,b_km,epi", [("bf16", True, False, False),
-                                               ("f16", False, True, True)])
-def test_default_tile_stages_its_epilogue_without_spills(kind, a_km, b_km, epi):
-    """The default tile with 16-byte aligned rows: per consumer thread 4 chunks of 64 columns,
-    each 4 stmatrix.x4, 4 shared reads and 4 global stores of 16 bytes; the guarded pair stores
-    stay for the last tile column and beta * C; nothing spills at the 168-register cap."""
+@pytest.mark.parametrize("tile,kind,a_km,b_km,epi", [
+    ((128, 256, 4), "bf16", True, False, False),
+    ((128, 256, 4), "f16", False, True, True),
+    ((256, 128, 4, 8, False, 128), "bf16", False, False, False),  # two 64-row blocks per consumer
+    ((128, 128, 6, 8, True), "f16", True, True, True)])  # ping-pong: whole 128-row tiles
+def test_tiles_stage_their_epilogue_without_spills(tile, kind, a_km, b_km, epi):
+    """With 16-byte aligned rows, per consumer thread and 64-row block: BN / 64 chunks of 64
+    columns, each 4 stmatrix.x4, 4 shared reads and 4 global stores of 16 bytes; the guarded
+    pair stores stay for the last tile column and beta * C; nothing spills at the register cap
+    of the tile's thread count."""
     from nbkernels.matmul import run, wgmma_config, wgmma_kernel
 
     def bias_relu(acc, i, j, bias):
         return max(acc + bias[j], 0.0)
 
-    cfg = wgmma_config.WgmmaConfig(128, 256, 4, staged=True)  # the default tile, staged
+    cfg = wgmma_config.WgmmaConfig(*tile)
+    assert cfg.staged_epilogue  # the default
     k = wgmma_kernel.build_kernel(cfg, kind, a_km, b_km, bias_relu if epi else None,
                                   int(epi), 2)
     ext = types.Tuple((types.Array(types.float32, 1, "C"),) if epi else ())
@@ -360,12 +366,13 @@ def test_default_tile_stages_its_epilogue_without_spills(kind, a_km, b_km, epi):
     asm = toolchain.assemble(ptx, "sm_90a")
     sass = toolchain.disassemble(asm.cubin)
     assert asm.spill_stores == asm.spill_loads == asm.stack_bytes == 0, asm.log
-    assert len(re.findall(r"\bSTSM\.16\.M88\.4\b", sass)) == 16, re.findall(r"STSM[^;]*", sass)
-    assert len(re.findall(r"STG\.E\.128", sass)) == 16
-    assert len(re.findall(r"LDS\.128", sass)) == 16
+    n = 4 * (cfg.bn // 64) * cfg.blocks_m  # of each instruction, per thread
+    assert len(re.findall(r"\bSTSM\.16\.M88\.4\b", sass)) == n, re.findall(r"STSM[^;]*", sass)
+    assert len(re.findall(r"STG\.E\.128", sass)) == n
+    assert len(re.findall(r"LDS\.128", sass)) == n
     assert "store_all" in k.nbk_source and "beta == 0" in k.nbk_source  # the guarded fallback
     # 2 KB per consumer warp behind the ring, inside the opt-in limit of an H100/H200
-    assert k.nbk_smem_bytes == cfg.smem_bytes() + 8 * 2048 <= 232448
+    assert k.nbk_smem_bytes == cfg.smem_bytes() + 4 * cfg.consumers * 2048 <= 232448
     guarded = wgmma_kernel.build_kernel(cfg, kind, a_km, b_km, None, 0, True)
     assert guarded.nbk_smem_bytes == cfg.smem_bytes() and "store_staged" not in guarded.nbk_source
 
@@ -386,16 +393,14 @@ def test_staged_epilogue_refuses_what_it_cannot_store():
         wgmma_kernel.staged_epilogue(12, "bf16", None, 0)
 
 
-@pytest.mark.parametrize("cfg", [(256, 128, 4, 8, False, 128, 1, True),
-                                 (128, 128, 6, 8, True, 64, 1, True), (128, 256, 4)])
-def test_tiles_without_the_staged_epilogue_keep_guarded_stores(cfg):
-    """Two 64-row blocks per consumer, or staged not asked for (the default: opt-in while the
-    GPU sweep has not run whole with it): not staged, and a staged build of them is refused."""
+def test_guarded_tiles_refuse_a_staged_build():
+    """staged=False (the guarded stores, for comparison) is not staged, and a staged build of
+    it is refused; every candidate tile stages by default."""
     from nbkernels.matmul import wgmma_config as wc, wgmma_kernel
 
-    tile = wc.WgmmaConfig(*cfg)
-    assert not tile.staged_epilogue
+    tile = wc.WgmmaConfig(128, 256, 4, staged=False)
+    assert not tile.staged_epilogue and tile.key == (128, 256, 4, 8, False, 64, 1, False)
+    assert wc.WgmmaConfig(*tile.key) == tile
     with pytest.raises(ValueError, match="no staged epilogue"):
         wgmma_kernel.build_kernel(tile, "bf16", True, False, None, 0, 2)
-    assert not wc.DEFAULT.staged_epilogue and not wc.SMALL.staged_epilogue
-    assert wc.WgmmaConfig(128, 256, 4, staged=True).staged_epilogue
+    assert all(c.staged_epilogue for c in wc.CANDIDATES)

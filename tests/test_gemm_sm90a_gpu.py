@@ -56,8 +56,9 @@ def _poisoned(shape, dtype):
     return cupy.asarray(np.full(shape, np.nan, np.float32).astype(DTYPES[dtype]))
 
 
-def _sweep_case(seed, staged=False):
-    """Case ``seed`` of the sweep on fresh values, with its tile (or that tile's staged version)."""
+def _sweep_case(seed, staged=True):
+    """Case ``seed`` of the sweep on fresh values, with its tile (staged, the default) or that
+    tile with the guarded-store epilogue."""
     dtype, m, n, k, lay, (ba, bb), use_c, tile = case = _case(seed)
     rng = np.random.default_rng()  # fresh values every run
     a, b, c, alpha, beta, shape, sa = _operands(rng, dtype, ba, bb, m, n, k, lay, use_c)
@@ -65,7 +66,7 @@ def _sweep_case(seed, staged=False):
     da, db = device_like(a), device_like(b)
     dc = cupy.asarray(c) if c is not None else None
     kw = dict(alpha=alpha, beta=beta, variant="sm90a",
-              tile=_staged(TILES[tile]) if staged else TILES[tile])
+              tile=TILES[tile] if staged else _guarded(TILES[tile]))
     plan = nbkernels.explain(da, db, dc, **kw)
     assert "variant: sm90a" in plan
     assert ("staged through shared memory" in plan) == staged, plan
@@ -79,20 +80,18 @@ def test_random_sweep_sm90a(seed):
     _sweep_case(seed)
 
 
-# The staged epilogue (opt-in, WgmmaConfig(staged=True)): the sweep's first 60 cases with each
-# tile's staged version where it has one (one 64-row block per consumer), else the staged default.
-# One sweep of session 6 stalled in a staged case (before the convergence barrier ahead of the
-# first stmatrix); with pytest's faulthandler_timeout a stall shows where it sits.
-def _staged(tile):
+# The guarded-store epilogue (WgmmaConfig(staged=False): every call before session 7, kept for
+# comparison; the staged default also takes it for the last tile column and beta * C): the
+# sweep's first 60 cases with each tile's guarded version.
+def _guarded(tile):
     import dataclasses
 
-    cfg = dataclasses.replace(tile or wc.DEFAULT, staged=True)
-    return cfg if cfg.staged_epilogue else dataclasses.replace(wc.DEFAULT, staged=True)
+    return dataclasses.replace(tile or wc.DEFAULT, staged=False)
 
 
 @pytest.mark.parametrize("seed", range(60))
-def test_random_sweep_sm90a_staged_epilogue(seed):
-    _sweep_case(seed, staged=True)
+def test_random_sweep_sm90a_guarded_epilogue(seed):
+    _sweep_case(seed, staged=False)
 
 
 def test_default_dispatch_on_hopper_is_sm90a_and_falls_back_where_tma_cannot():

@@ -325,9 +325,7 @@ def _plan_sm90a(p, tile, forced, sms, max_smem) -> bool:
         why = ("16-bit results in 16-byte aligned rows staged through shared memory and stored "
                "16 bytes per lane, except in a last tile column cut by N and with beta * C")
     elif not cfg.staged:
-        why = "guarded stores (WgmmaConfig(staged=True) stages it: opt-in)"
-    elif not cfg.staged_epilogue:
-        why = "guarded stores (consumers of two 64-row blocks keep them)"
+        why = "guarded stores (asked for: WgmmaConfig(staged=False))"
     else:
         why = (f"guarded stores (staging needs {cfg.smem_bytes() + wgmma_kernel.staging_bytes(cfg)}"
                f" B of shared memory; this device allows {max_smem})")

@@ -77,26 +77,27 @@ def parse_config(text):
     """``BMxBNxSTAGES`` with optional suffixes: ``p`` ping-pong consumers, ``w`` cooperative
     consumers of 128 rows each (two m64 wgmma blocks per consumer), then ``c2``: clusters of
     two blocks sharing B tiles by TMA multicast (``128x256x4c2``, ``128x128x6pc2``), then
-    ``s``: the staged epilogue instead of the guarded stores (``128x256x4s``)."""
+    ``g``: the guarded-store epilogue instead of the staged one (``128x256x4g``; ``s``, the
+    default, is accepted)."""
     import re
 
     from ..errors import NbkernelsError
     from .wgmma_config import WgmmaConfig
 
-    m = re.fullmatch(r"(\d+)x(\d+)x(\d+)([pw]?)(?:c(\d+))?(s?)", text)
+    m = re.fullmatch(r"(\d+)x(\d+)x(\d+)([pw]?)(?:c(\d+))?([sg]?)", text)
     if not m:
-        raise NbkernelsError(f"--configs: expected BMxBNxSTAGES[p|w][c2][s] (e.g. 128x256x4c2), "
+        raise NbkernelsError(f"--configs: expected BMxBNxSTAGES[p|w][c2][g] (e.g. 128x256x4c2), "
                              f"got {text!r}")
     bm, bn, st = (int(v) for v in m.group(1, 2, 3))
     flag, cluster = m.group(4), int(m.group(5) or 1)
     return WgmmaConfig(bm, bn, st, 8, flag == "p", 128 if flag == "w" else 64, cluster,
-                       staged=bool(m.group(6)))
+                       staged=m.group(6) != "g")
 
 
 def config_name(cfg):
     return (f"{cfg.bm}x{cfg.bn}x{cfg.stages}" + ("p" if cfg.pingpong else "")
             + ("w" if cfg.wg_rows == 128 else "") + (f"c{cfg.cluster}" if cfg.cluster > 1 else "")
-            + ("s" if cfg.staged else ""))
+            + ("" if cfg.staged else "g"))
 
 
 def _prewarm_one(job):
@@ -185,9 +186,9 @@ def main(argv=None):
     ap.add_argument("--shapes", default="key", help="key, sweep, or MxNxK,MxNxK")
     ap.add_argument("--dtypes", default="bfloat16,float16")
     ap.add_argument("--configs", default="", help="sm90a tiles to time besides the default, "
-                    "e.g. 128x256x3,128x128x6p,256x128x4w,128x256x4c2,128x256x4s (bm x bn x "
+                    "e.g. 128x256x3,128x128x6p,256x128x4w,128x256x4c2,128x256x4g (bm x bn x "
                     "stages, p: ping-pong, w: 128-row cooperative consumers, c2: clusters of two "
-                    "blocks sharing B by TMA multicast, s: the staged epilogue)")
+                    "blocks sharing B by TMA multicast, g: the guarded-store epilogue)")
     ap.add_argument("--prewarm", action="store_true")
     ap.add_argument("--prewarm-only", action="store_true",
                     help="build the configurations for all four operand layouts, then stop")

@@ -36,12 +36,9 @@ class WgmmaConfig:
     wg_rows: int = 64  # cooperative: tile rows per consumer warpgroup (64 or 128)
     cluster: int = 1  # blocks per cluster along M (2: the pair shares B by TMA multicast)
     #: epilogue of 16-bit results in 16-byte aligned rows (beta == 0, tiles inside N): staged
-    #: through shared memory and stored 16 bytes per lane (+5-22% on an H200, session 6 run 1),
-    #: where False keeps the guarded 32-bit pairs. Opt-in until the GPU sweep has run whole with
-    #: it: 113 sweep cases passed with staged builds (those with beta == 0 through the staged
-    #: stores), and one stall (session 6, run 2) preceded the warp barrier that now makes each
-    #: warp arrive converged at the first stmatrix.
-    staged: bool = False
+    #: through shared memory and stored 16 bytes per lane (+5-22% on an H200, session 6 run 1).
+    #: False keeps the guarded 32-bit pairs (for comparison; bench suffix ``g``).
+    staged: bool = True
 
     def __post_init__(self):
         problems = []
@@ -77,11 +74,8 @@ class WgmmaConfig:
 
     @property
     def staged_epilogue(self) -> bool:
-        """Whether 16-bit results in 16-byte aligned rows go through the staged epilogue: asked
-        for (``staged``) and one 64-row accumulator per consumer. Consumers holding two (``w``
-        tiles, 128-row ping-pong) keep the guarded stores: a precaution taken when the stall of
-        session 6's run 2, in a 256x128x4w case, was not yet understood."""
-        return self.staged and self.blocks_m == 1
+        """Whether 16-bit results in 16-byte aligned rows go through the staged epilogue."""
+        return self.staged
 
     @property
     def threads(self) -> int:
@@ -89,10 +83,12 @@ class WgmmaConfig:
 
     @property
     def key(self) -> tuple:
+        """The fields in order, the trailing defaults left out: ``WgmmaConfig(*key)`` is the
+        config again (the prewarm jobs and the autotuner's table rebuild it so)."""
         base = (self.bm, self.bn, self.stages, self.group_m, self.pingpong, self.wg_rows)
-        if self.cluster != 1 or self.staged:  # the defaults: keys as before
+        if self.cluster != 1 or not self.staged:
             base += (self.cluster,)
-        return base + (True,) if self.staged else base
+        return base if self.staged else base + (False,)
 
     @property
     def stage_bytes(self) -> int:
@@ -109,7 +105,7 @@ class WgmmaConfig:
                 f", clusters of {self.cluster}x1 blocks sharing B tiles by TMA multicast")
         return (f"{self.bm}x{self.bn}x{BK} tile, {self.consumers} {how} consumer warpgroups + "
                 f"1 TMA producer, {self.stages} stages, persistent{pair}"
-                + (", staged epilogue" if self.staged else ""))
+                + ("" if self.staged else ", guarded-store epilogue"))
 
     @property
     def cluster_dims(self):

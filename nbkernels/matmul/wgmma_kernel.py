@@ -210,8 +210,7 @@ def build_kernel(cfg: WgmmaConfig, kind: str, a_kmajor: bool, b_kmajor: bool, ep
     store_all = _unrolled_epilogue(1, NF, out_kind, epilogue, n_extra, bool(pair_store))
     STAGED = pair_store == 2  # 16-byte aligned rows: tiles inside N may take the staged stores
     if STAGED and not cfg.staged_epilogue:
-        raise ValueError(f"{cfg}: no staged epilogue (staged=False, or two 64-row blocks per "
-                         "consumer)")
+        raise ValueError(f"{cfg}: no staged epilogue (staged=False)")
     ns = {
         "cuda": cuda, "I": I, "np": np, "int32": int32, "int64": int64, "uint32": uint32,
         "uint64": uint64, "float32": float32, "smem_desc": D.smem_desc, "store_all": store_all,
