@@ -25,6 +25,12 @@ if cupy.cuda.Device().compute_capability == "90":  # Hopper-only variants
     CASES += [
         ("bfloat16", 70, 136, 72, "rr", "sm90a", None),   # TMA zero fill at M, N, K edges
         ("float16", 136, 264, 520, "cc", "sm90a", None),  # M-major a, more k-tiles than stages
+        # the staged epilogue (the default since session 7) in every consumer layout: one 64-row
+        # block per consumer, two (w), ping-pong, and a cluster pair; rows past M staged, not stored
+        ("bfloat16", 300, 520, 264, "rr", "sm90a/128x256x4", None),
+        ("float16", 264, 256, 136, "rc", "sm90a/256x128x4w", None),
+        ("bfloat16", 200, 392, 200, "cr", "sm90a/128x128x6p", None),
+        ("bfloat16", 300, 264, 520, "rr", "sm90a/128x256x4c2", None),
         ("float64", 37, 29, 31, "rc", "dmma", None),      # f64 tensor cores, edges
         ("float64", 130, 70, 300, "cr", "dmma", None),
     ]
@@ -43,11 +49,17 @@ for dtype, m, n, k, lay, variant, prec in CASES:
         buf[1:] = cupy.asarray(a).ravel()
         da = buf[1:].reshape(m, k)
     db = cupy.asarray(np.asfortranarray(b) if lay[1] == "c" else b)
-    d = nbkernels.gemm(da, db, variant=variant, precision=prec)
+    tile = None
+    if variant and "/" in variant:  # variant/tile
+        from nbkernels.matmul.bench_hopper import parse_config
+
+        variant, tile = variant.split("/")[0], parse_config(variant.split("/")[1])
+    d = nbkernels.gemm(da, db, variant=variant, precision=prec, tile=tile)
     ref = a.astype(np.float64) @ b.astype(np.float64)
     err = float(np.linalg.norm(cupy.asnumpy(d).astype(np.float64) - ref) / np.linalg.norm(ref))
     worst = max(worst, err)
-    print(f"{dtype:9s} {m}x{n}x{k} {lay} {variant or 'auto':5s} relerr {err:.1e}", flush=True)
+    print(f"{dtype:9s} {m}x{n}x{k} {lay} {variant or 'auto':5s} {tile or ''} relerr {err:.1e}",
+          flush=True)
 cupy.cuda.Device().synchronize()
 print(f"sanitize cases done, worst relative error {worst:.1e}")
 sys.exit(0 if worst < 1e-2 else 1)
