@@ -126,7 +126,8 @@ CANDIDATES = (DEFAULT, SMALL, WgmmaConfig(256, 128, 4), WgmmaConfig(256, 128, 4,
               WgmmaConfig(64, 256, 5, 8, True))
 #: Clusters of two blocks on vertically neighbouring tiles sharing B by TMA multicast (cuBLAS's
 #: nvjet kernels run 1x2 / 2x1 clusters at every size profiled). At 128x256 a block moves 48 KB
-#: from L2 per k-tile alone and 32 KB in a pair. Not measured yet: opt-in (tile=), not chosen.
+#: from L2 per k-tile alone and 32 KB in a pair. Measured within -4..+5% of the same tile
+#: alone (perf-notes s4, s7): opt-in (tile=), not chosen.
 CLUSTER_CANDIDATES = (WgmmaConfig(128, 256, 4, cluster=2), WgmmaConfig(256, 128, 4, 8, False, 128,
                                                                       cluster=2),
                       WgmmaConfig(128, 128, 6, 8, True, cluster=2))

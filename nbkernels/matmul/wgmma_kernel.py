@@ -21,10 +21,10 @@ Design (per persistent block of ``128 * (1 + bm/64)`` threads):
   bit, so row- and column-major inputs and transposed views need no copy;
 * after a tile's last k-tile the consumers apply ``alpha``, ``beta * C`` and the fused
   epilogue to the accumulators in registers and store D, while the producer already fills
-  the ring for the next tile, with the sm_80 kernel's guarded stores (shared); opt-in
-  (``cfg.staged``), tiles inside the matrix's columns with 16-byte aligned rows and no
-  ``beta * C`` go through 2 KB of shared memory per warp (``stmatrix``) and 16-byte stores of
-  whole rows (``staged_epilogue``);
+  the ring for the next tile: tiles inside the matrix's columns with 16-byte aligned rows and
+  no ``beta * C`` go through 2 KB of shared memory per warp (``stmatrix``) and 16-byte stores
+  of whole rows (``staged_epilogue``, the default), the others through the sm_80 kernel's
+  guarded stores (shared; everywhere with ``staged=False``);
 * tiles are visited in groups of ``group_m`` tile-rows (L2 reuse); blocks take every
   ``gridDim.x``-th tile (one block per SM: the ring takes most of the shared memory).
 
