@@ -357,7 +357,7 @@ def test_tiles_stage_their_epilogue_without_spills(tile, kind, a_km, b_km, epi):
         return max(acc + bias[j], 0.0)
 
     cfg = wgmma_config.WgmmaConfig(*tile)
-    assert cfg.staged_epilogue  # the default
+    assert cfg.staged  # the default
     k = wgmma_kernel.build_kernel(cfg, kind, a_km, b_km, bias_relu if epi else None,
                                   int(epi), 2)
     ext = types.Tuple((types.Array(types.float32, 1, "C"),) if epi else ())
@@ -399,8 +399,8 @@ def test_guarded_tiles_refuse_a_staged_build():
     from nbkernels.matmul import wgmma_config as wc, wgmma_kernel
 
     tile = wc.WgmmaConfig(128, 256, 4, staged=False)
-    assert not tile.staged_epilogue and tile.key == (128, 256, 4, 8, False, 64, 1, False)
+    assert not tile.staged and tile.key == (128, 256, 4, 8, False, 64, 1, False)
     assert wc.WgmmaConfig(*tile.key) == tile
     with pytest.raises(ValueError, match="no staged epilogue"):
         wgmma_kernel.build_kernel(tile, "bf16", True, False, None, 0, 2)
-    assert all(c.staged_epilogue for c in wc.CANDIDATES)
+    assert all(c.staged for c in wc.CANDIDATES)

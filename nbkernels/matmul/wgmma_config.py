@@ -36,7 +36,7 @@ class WgmmaConfig:
     wg_rows: int = 64  # cooperative: tile rows per consumer warpgroup (64 or 128)
     cluster: int = 1  # blocks per cluster along M (2: the pair shares B by TMA multicast)
     #: epilogue of 16-bit results in 16-byte aligned rows (beta == 0, tiles inside N): staged
-    #: through shared memory and stored 16 bytes per lane (+5-22% on an H200, session 6 run 1).
+    #: through shared memory and stored 16 bytes per lane (+8-22% on an H200, perf-notes s5-s6).
     #: False keeps the guarded 32-bit pairs (for comparison; bench suffix ``g``).
     staged: bool = True
 
@@ -71,11 +71,6 @@ class WgmmaConfig:
     def blocks_m(self) -> int:
         """64-row wgmma blocks one consumer computes per tile."""
         return self.bm // 64 if self.pingpong else self.wg_rows // 64
-
-    @property
-    def staged_epilogue(self) -> bool:
-        """Whether 16-bit results in 16-byte aligned rows go through the staged epilogue."""
-        return self.staged
 
     @property
     def threads(self) -> int:

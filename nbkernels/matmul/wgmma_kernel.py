@@ -94,7 +94,7 @@ def staging_bytes(cfg: WgmmaConfig) -> int:
 def stages_epilogue(cfg: WgmmaConfig, max_smem: int) -> bool:
     """Whether calls with ``cfg`` stage their epilogue (where D allows it) on a device whose
     blocks may have ``max_smem`` bytes of shared memory."""
-    return cfg.staged_epilogue and cfg.smem_bytes() + staging_bytes(cfg) <= max_smem
+    return cfg.staged and cfg.smem_bytes() + staging_bytes(cfg) <= max_smem
 
 
 def staged_epilogue(NF, out_kind, epilogue, n_extra):
@@ -209,7 +209,7 @@ def build_kernel(cfg: WgmmaConfig, kind: str, a_kmajor: bool, b_kmajor: bool, ep
     CL = cfg.cluster > 1
     store_all = _unrolled_epilogue(1, NF, out_kind, epilogue, n_extra, bool(pair_store))
     STAGED = pair_store == 2  # 16-byte aligned rows: tiles inside N may take the staged stores
-    if STAGED and not cfg.staged_epilogue:
+    if STAGED and not cfg.staged:
         raise ValueError(f"{cfg}: no staged epilogue (staged=False)")
     ns = {
         "cuda": cuda, "I": I, "np": np, "int32": int32, "int64": int64, "uint32": uint32,
