@@ -302,7 +302,10 @@ def test_bench_config_names_round_trip_with_the_cluster_suffix():
                       ("128x256x4", wc.WgmmaConfig(128, 256, 4)),
                       ("128x256x4g", wc.WgmmaConfig(128, 256, 4, staged=False)),
                       ("128x256x4c2g", wc.WgmmaConfig(128, 256, 4, cluster=2, staged=False)),
-                      ("128x128x6pg", wc.WgmmaConfig(128, 128, 6, 8, True, staged=False))]:
+                      ("128x128x6pg", wc.WgmmaConfig(128, 128, 6, 8, True, staged=False)),
+                      ("128x256x4r16", wc.WgmmaConfig(128, 256, 4, 16)),
+                      ("256x128x4wr4c2g", wc.WgmmaConfig(256, 128, 4, 4, False, 128, cluster=2,
+                                                         staged=False))]:
         assert bench_hopper.parse_config(text) == cfg
         assert bench_hopper.config_name(cfg) == text
         assert wc.WgmmaConfig(*cfg.key) == cfg  # the key rebuilds the config (prewarm jobs)
@@ -310,7 +313,7 @@ def test_bench_config_names_round_trip_with_the_cluster_suffix():
     for c in wc.CLUSTER_CANDIDATES:
         assert c.cluster == 2 and c in wc.CANDIDATES
         assert bench_hopper.parse_config(bench_hopper.config_name(c)) == c
-    with pytest.raises(NbkernelsError, match=r"expected BMxBNxSTAGES\[p\|w\]\[c2\]\[g\]"):
+    with pytest.raises(NbkernelsError, match=r"expected BMxBNxSTAGES\[p\|w\]\[rG\]\[c2\]\[g\]"):
         bench_hopper.parse_config("128x256x4c")
 
 

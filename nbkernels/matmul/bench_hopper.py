@@ -75,7 +75,8 @@ def _triton_matmul():
 
 def parse_config(text):
     """``BMxBNxSTAGES`` with optional suffixes: ``p`` ping-pong consumers, ``w`` cooperative
-    consumers of 128 rows each (two m64 wgmma blocks per consumer), then ``c2``: clusters of
+    consumers of 128 rows each (two m64 wgmma blocks per consumer), then ``rG``: rasterization
+    groups of G tile-rows instead of 8 (``128x256x4r16``), then ``c2``: clusters of
     two blocks sharing B tiles by TMA multicast (``128x256x4c2``, ``128x128x6pc2``), then
     ``g``: the guarded-store epilogue instead of the staged one (``128x256x4g``; ``s``, the
     default, is accepted)."""
@@ -84,19 +85,20 @@ def parse_config(text):
     from ..errors import NbkernelsError
     from .wgmma_config import WgmmaConfig
 
-    m = re.fullmatch(r"(\d+)x(\d+)x(\d+)([pw]?)(?:c(\d+))?([sg]?)", text)
+    m = re.fullmatch(r"(\d+)x(\d+)x(\d+)([pw]?)(?:r(\d+))?(?:c(\d+))?([sg]?)", text)
     if not m:
-        raise NbkernelsError(f"--configs: expected BMxBNxSTAGES[p|w][c2][g] (e.g. 128x256x4c2), "
+        raise NbkernelsError(f"--configs: expected BMxBNxSTAGES[p|w][rG][c2][g] (e.g. 128x256x4c2), "
                              f"got {text!r}")
     bm, bn, st = (int(v) for v in m.group(1, 2, 3))
-    flag, cluster = m.group(4), int(m.group(5) or 1)
-    return WgmmaConfig(bm, bn, st, 8, flag == "p", 128 if flag == "w" else 64, cluster,
-                       staged=m.group(6) != "g")
+    flag, group, cluster = m.group(4), int(m.group(5) or 8), int(m.group(6) or 1)
+    return WgmmaConfig(bm, bn, st, group, flag == "p", 128 if flag == "w" else 64, cluster,
+                       staged=m.group(7) != "g")
 
 
 def config_name(cfg):
     return (f"{cfg.bm}x{cfg.bn}x{cfg.stages}" + ("p" if cfg.pingpong else "")
-            + ("w" if cfg.wg_rows == 128 else "") + (f"c{cfg.cluster}" if cfg.cluster > 1 else "")
+            + ("w" if cfg.wg_rows == 128 else "") + (f"r{cfg.group_m}" if cfg.group_m != 8 else "")
+            + (f"c{cfg.cluster}" if cfg.cluster > 1 else "")
             + ("" if cfg.staged else "g"))
 
 
@@ -187,8 +189,9 @@ def main(argv=None):
     ap.add_argument("--dtypes", default="bfloat16,float16")
     ap.add_argument("--configs", default="", help="sm90a tiles to time besides the default, "
                     "e.g. 128x256x3,128x128x6p,256x128x4w,128x256x4c2,128x256x4g (bm x bn x "
-                    "stages, p: ping-pong, w: 128-row cooperative consumers, c2: clusters of two "
-                    "blocks sharing B by TMA multicast, g: the guarded-store epilogue)")
+                    "stages, p: ping-pong, w: 128-row cooperative consumers, rG: rasterization "
+                    "groups of G tile-rows (default 8), c2: clusters of two blocks sharing B by "
+                    "TMA multicast, g: the guarded-store epilogue)")
     ap.add_argument("--prewarm", action="store_true")
     ap.add_argument("--prewarm-only", action="store_true",
                     help="build the configurations for all four operand layouts, then stop")
