@@ -182,18 +182,3 @@ def current_stream_handle(framework: str, device: int | None, stream=None) -> in
 
         return int(torch.cuda.current_stream(device).cuda_stream)
     return 0
-
-
-def fast_desc(x):
-    """``(key, data pointer)`` of a CuPy array or CUDA torch tensor, read from its attributes
-    alone (no ArrayView), for the repeat-call paths; None for anything else. The key holds
-    everything a launch depends on except the pointer itself: framework, dtype, shape, strides,
-    the pointer's 16-byte alignment and the device."""
-    mod = type(x).__module__
-    if mod.startswith("cupy"):
-        ptr = x.data.ptr
-        return ("cupy", x.dtype, x.shape, x.strides, ptr % 16, x.device.id), ptr
-    if mod.startswith("torch") and getattr(x, "is_cuda", False):
-        ptr = x.data_ptr()
-        return ("torch", x.dtype, tuple(x.shape), x.stride(), ptr % 16, x.device.index), ptr
-    return None

@@ -290,12 +290,23 @@ class PackedArgs:
         self.slots[i].value = value
 
 
+_drv = _OK = None  # cuda.bindings.driver and CUDA_SUCCESS, set by the first launch (an
+# import statement per launch costs ~0.5 us, a tenth of a small call: perf-notes r9)
+
+
+def _driver():
+    global _drv, _OK
+    from cuda.bindings import driver
+
+    _drv, _OK = driver, driver.CUresult.CUDA_SUCCESS
+    return driver
+
+
 def launch_packed(fn, grid, block, smem: int, stream: int, packed: PackedArgs):
     """``cuLaunchKernel`` on a packed argument block; ``block`` is a 3-tuple. A function record
     with a third entry, a cluster shape (``runner.launch_jit`` adds it for kernels with
     ``nbk_cluster``), launches through ``cuLaunchKernelEx`` with that cluster dimension."""
-    from cuda.bindings import driver as drv
-
+    drv = _drv or _driver()
     if len(fn) > 2 and fn[2] is not None:
         config = cluster_config(grid, block, smem, fn[2])
         config.hStream = stream
@@ -306,7 +317,7 @@ def launch_packed(fn, grid, block, smem: int, stream: int, packed: PackedArgs):
         return
     err = drv.cuLaunchKernel(fn[1], grid[0], grid[1], grid[2], block[0], block[1], block[2],
                              smem, stream, packed.address, 0)
-    if err[0] != drv.CUresult.CUDA_SUCCESS:
+    if err[0] != _OK:
         _check(err, "cuLaunchKernel")
 
 

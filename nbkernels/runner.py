@@ -73,15 +73,6 @@ def scratch():
 
 
 
-class FrameworkHint:
-    """Enough of an ArrayView for :func:`empty` on the repeat-call paths: the framework, the
-    device and an array of it (a CuPy array or a CUDA torch tensor)."""
-
-    def __init__(self, framework, like):
-        self.framework, self.host, self.obj = framework, False, like
-        self.device = like.device.id if framework == "cupy" else like.device.index
-
-
 def empty(like, shape, dtype):
     """An uninitialised result in the framework of ``like`` (an ArrayView)."""
     if like.host:

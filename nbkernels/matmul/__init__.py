@@ -3,7 +3,6 @@ from __future__ import annotations
 
 from .api import explain, plan
 from .config import TileConfig
-from ..arrays import current_stream_handle
 from . import fast, run
 from .tuning import autotune
 from .run import execute
@@ -35,8 +34,7 @@ def gemm(a=None, b=None, c=None, *, alpha=1, beta=0, out=None, precision=None, s
     if key is not None:
         launcher = fast._FAST.get(key)
         if launcher is not None:
-            return launcher(ptrs, a, c, out, alpha, beta,
-                            current_stream_handle(launcher.framework, None, stream))
+            return launcher(ptrs, a, c, out, alpha, beta, stream)
     p = plan(a, b, c, alpha=alpha, beta=beta, out=out, precision=precision, variant=variant,
              tile=tile)
     run._LAST.launches, run._LAST.workspace, run._LAST.maps = [], None, None

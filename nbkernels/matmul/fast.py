@@ -10,9 +10,7 @@ the full path.
 """
 from __future__ import annotations
 
-import os
-
-from .. import arrays, launch, runner
+from .. import launch, repeat
 from . import run
 
 _FAST: dict = {}
@@ -23,18 +21,20 @@ _MAX_ENTRIES = 512
 _PTR = [7 * i + 4 for i in range(4)]
 
 
+_SWITCHES = repeat.EnvSwitches("NBKERNELS_VARIANT", "NBKERNELS_TILE", "NBKERNELS_SPLITS")
+
+
 def key_of(a, b, c, out, alpha, beta, precision, variant, tile):
-    da, db = arrays.fast_desc(a), arrays.fast_desc(b)
+    desc = repeat.desc
+    da, db = desc(a), desc(b)
     if da is None or db is None:
         return None, None
-    dc = arrays.fast_desc(c) if c is not None else (None, 0)
-    do = arrays.fast_desc(out) if out is not None else (None, 0)
+    dc = desc(c) if c is not None else (None, 0)
+    do = desc(out) if out is not None else (None, 0)
     if dc is None or do is None:
         return None, None
-    env = tuple(os.environ.get(v) for v in ("NBKERNELS_VARIANT", "NBKERNELS_TILE",
-                                            "NBKERNELS_SPLITS"))
     key = (da[0], db[0], dc[0], do[0], type(alpha), type(beta), beta == 0, precision, variant,
-           tile, env)
+           tile, _SWITCHES.values())
     return key, (da[1], db[1], dc[1], do[1])
 
 
@@ -46,30 +46,29 @@ class _Step:
     def __init__(self, fn, grid, block, smem, packed, fields):
         self.fn, self.grid, self.block, self.smem = fn, grid, block, smem
         self.packed = packed  # the block the first call launched (the driver copied it then)
-        self.fields = fields  # [(field index, source name)]
+        self.fields = [(packed.slots[i], name) for i, name in fields]  # (ctypes slot, source)
 
 
 class Launcher:
-    __slots__ = ("steps", "cast", "out_shape", "out_dtype", "framework", "has_c", "workspace",
-                 "maps")
+    __slots__ = ("steps", "cast", "out_shape", "out_dtype", "has_c", "workspace", "maps")
 
     def __call__(self, ptrs, a, c, out, alpha, beta, stream):
         pa, pb, pc, pd = ptrs
-        hint = runner.FrameworkHint(self.framework, a)
         if out is None:
-            out = runner.empty(hint, self.out_shape, self.out_dtype)
-            pd = arrays.fast_desc(out)[1]
+            out = repeat.alloc(a, self.out_shape, self.out_dtype)
+            pd = repeat.desc(out)[1]
         src = {"a": pa, "b": pb, "c": pc if self.has_c else pd, "d": pd,
                "alpha": self.cast(alpha), "beta": self.cast(beta if self.has_c else 0)}
         if self.workspace is not None:
-            work = runner.empty(hint, *self.workspace)  # stream-ordered pool allocation
-            src["w"] = arrays.fast_desc(work)[1]
+            work = repeat.alloc(a, *self.workspace)  # stream-ordered pool allocation
+            src["w"] = repeat.desc(work)[1]
         if self.maps is not None:  # sm90a: the tensor maps of these a and b (cached by address)
             src["tm"] = self.maps.device_ptr(pa, pb)
+        handle = repeat.stream_handle(a, stream)
         for step in self.steps:
-            for i, name in step.fields:
-                step.packed.set(i, src[name])
-            launch.launch_packed(step.fn, step.grid, step.block, step.smem, stream, step.packed)
+            for slot, name in step.fields:
+                slot.value = src[name]
+            launch.launch_packed(step.fn, step.grid, step.block, step.smem, handle, step.packed)
         return out
 
 
@@ -108,7 +107,6 @@ def remember(key, p, c, out_given):
     lz.out_shape = None if out_given else tuple(
         (p.batch, p.m, p.n) if (p.a.ndim == 3 or p.b.ndim == 3) else (p.m, p.n))
     lz.out_dtype = p.result_dtype
-    lz.framework = p.a.framework
     lz.has_c = c is not None
     lz.workspace = getattr(run._LAST, "workspace", None) if p.splits > 1 else None
     lz.maps = getattr(run._LAST, "maps", None) if p.variant == "sm90a" else None

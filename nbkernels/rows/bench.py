@@ -249,28 +249,22 @@ def host_overhead(calls=20000):
     costs, measurable without a GPU. Returns microseconds per call by op."""
     from unittest import mock
 
-    from .. import arrays, launch, runner
+    from .. import launch, repeat
     from . import host
 
-    class Ptr:
+    class Mem:
         def __init__(self, ptr):
-            self.ptr = ptr
+            self.ptr, self.device_id = ptr, 0
 
-    class Dev:
-        id = 0
-
-    class Fake:  # the attributes arrays.fast_desc reads from a CuPy array
-        __module__ = "cupy"
-
+    class Fake:  # the attributes repeat.desc reads from a CuPy array
         def __init__(self, shape, dtype, ptr):
             self.shape, self.dtype = shape, np.dtype(dtype)
             self.strides = tuple(int(np.prod(shape[i + 1:])) * self.dtype.itemsize
                                  for i in range(len(shape)))
-            self.data, self.device = Ptr(ptr), Dev()
+            self.data = Mem(ptr)
 
     class Packed:
-        def set(self, i, v):
-            pass
+        slots = [launch.F32() if i == 60 else launch.VOIDP() for i in range(64)]
 
     class Call:  # what a recorded call leaves behind
         launches = [(None, (264, 1, 1), (256, 1, 1), 49152, Packed(),
@@ -279,13 +273,13 @@ def host_overhead(calls=20000):
 
     x, w = Fake((64, 4096), np.float32, 1 << 20), Fake((4096,), np.float32, 1 << 24)
     named = {"x": x, "weight": w, "residual": None, "out": None, "residual_out": None}
-    rep = host.Replay(Call(), "cupy", ("out",), None)
+    rep = host.Replay(Call(), ("out",), None)
     out = Fake((64, 4096), np.float32, 1 << 28)
     res = {}
-    with mock.patch.object(runner, "empty", lambda *a: out), \
+    with mock.patch.dict(repeat._KINDS, {Fake: repeat.CUPY}), \
+            mock.patch.object(repeat, "alloc", lambda *a: out), \
             mock.patch.object(launch, "launch_packed", lambda *a: None), \
-            mock.patch.object(arrays, "current_stream_handle", lambda *a: 0), \
-            mock.patch.object(runner, "FrameworkHint", lambda *a: None):
+            mock.patch.object(repeat, "stream_handle", lambda *a: 0):
         for name, fn in [
             ("fast_key", lambda: host.fast_key("rms_norm", named, (float, None))),
             ("replay", lambda: rep(named, {"x": 1, "weight": 2}, {"eps": 1e-6}, None)),

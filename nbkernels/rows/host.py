@@ -19,20 +19,25 @@ from typing import Any
 import numpy as np
 from numba import cuda, types
 
-from .. import arrays, launch, runner
+from .. import arrays, launch, repeat, runner
 from ..arch import device_arch
 from ..errors import NbkernelsError
 from ..smem import device_limits
 from . import config as cfgmod
 
-_TARGET = threading.local()  # validate --as: the arch to compile for instead of the GPU's
+class _Target(threading.local):
+    arch = None  # validate --as: the arch to compile for instead of the GPU's (a class
+    # default, so reading it unset raises nothing: getattr with a default costs ~0.4 us)
+
+
+_TARGET = _Target()
 
 
 @contextmanager
 def target_arch(arch):
     """Compile the row kernels launched in this block for ``arch`` (with
     ``launch.driver_jit()``: PTX for an older arch, JIT-compiled by the driver)."""
-    prev = getattr(_TARGET, "arch", None)
+    prev = _TARGET.arch
     _TARGET.arch = arch
     try:
         yield
@@ -215,7 +220,7 @@ class Call:
 
     # --- configuration --------------------------------------------------------------------
     def arch(self):
-        target = getattr(_TARGET, "arch", None)
+        target = _TARGET.arch
         if self.sim:  # None: the sm_80 code path; a target picks another (tests run sm_75's)
             return target
         return target or device_arch()
@@ -407,7 +412,9 @@ def needs_device_copy(*xs) -> bool:
 # --- repeat calls -------------------------------------------------------------------------------
 _FAST: dict = {}
 _FAST_LOCK = threading.Lock()
-_environ = os.environ
+
+
+_SWITCHES = repeat.EnvSwitches("NBKERNELS_ROW_VARIANT", "NBKERNELS_ROWS_LOOP")
 
 
 def fast_key(who, named: dict, extra):
@@ -415,11 +422,12 @@ def fast_key(who, named: dict, extra):
     arguments' data pointers; (None, None) otherwise. Equal pointers (in-place calls) are
     part of the key, so a replay aliases exactly what the recorded call aliased."""
     descs, ptrs = [], {}
+    desc = repeat.desc
     for name, x in named.items():
         if x is None:
             descs.append(None)
             continue
-        d = arrays.fast_desc(x)
+        d = desc(x)
         if d is None:
             return None, None
         descs.append(d[0])
@@ -427,9 +435,8 @@ def fast_key(who, named: dict, extra):
     alias = ()
     if len(set(ptrs.values())) < len(ptrs):  # an in-place call: which arguments share memory
         alias = tuple(sorted((a, b) for a in ptrs for b in ptrs if a < b and ptrs[a] == ptrs[b]))
-    env = (_environ.get("NBKERNELS_ROW_VARIANT"), _environ.get("NBKERNELS_ROWS_LOOP"),
-           getattr(_TARGET, "arch", None))
-    return (who, tuple(descs), alias, extra, env), ptrs
+    return (who, tuple(descs), alias, extra, _SWITCHES.values(),
+            _TARGET.arch), ptrs
 
 
 class Replay:
@@ -437,14 +444,13 @@ class Replay:
     this is the whole Python work of a repeat call after :func:`fast_key`: allocate the
     outputs, write the changed fields into the packed arguments, launch."""
 
-    def __init__(self, call: Call, framework, result_names, wrap):
-        # (fn, grid, block, smem, packed, [(slot, name, byte offset)])
+    def __init__(self, call: Call, result_names, wrap):
+        # (fn, grid, block, smem, packed, [(ctypes slot, name, byte offset)])
         self.launches = [(fn, grid, block, smem, packed,
-                          tuple((i, t, 0) if isinstance(t, str) else (i, t[0], t[1])
-                                for i, t in fields))
+                          tuple((packed.slots[i], t, 0) if isinstance(t, str) else
+                                (packed.slots[i], t[0], t[1]) for i, t in fields))
                          for fn, grid, block, smem, packed, fields in call.launches]
         self.allocs = call.allocs
-        self.framework = framework
         self.result_names = result_names
         self.wrap = wrap
 
@@ -452,17 +458,16 @@ class Replay:
         src = ptrs  # fast_key's fresh dict: ours to extend
         src.update(scalars)
         made = None
+        like = next(iter(named.values()))  # x or gate: never None
         if self.allocs:
             made = {}
-            like = next(x for x in named.values() if x is not None)
-            hint = runner.FrameworkHint(self.framework, like)
             for tag, shape, dtype in self.allocs:
-                made[tag] = runner.empty(hint, shape, dtype)
-                src[tag] = arrays.fast_desc(made[tag])[1]
-        handle = arrays.current_stream_handle(self.framework, None, stream)
+                made[tag] = repeat.alloc(like, shape, dtype)
+                src[tag] = repeat.desc(made[tag])[1]
+        handle = repeat.stream_handle(like, stream)
         for fn, grid, block, smem, packed, fields in self.launches:
-            for i, tag, off in fields:
-                packed.set(i, src[tag] + off if off else src[tag])
+            for slot, tag, off in fields:
+                slot.value = src[tag] + off if off else src[tag]
             launch.launch_packed(fn, grid, block, smem, handle, packed)
         if len(self.result_names) == 1:
             name = self.result_names[0]
@@ -477,7 +482,7 @@ def remember(key, call: Call, result_names, wrap=None):
     with _FAST_LOCK:
         if len(_FAST) > 512:
             _FAST.clear()
-        _FAST[key] = Replay(call, call.first.framework, result_names, wrap)
+        _FAST[key] = Replay(call, result_names, wrap)
 
 
 def run_phases(call: Call, kernel, sig, cfg: cfgmod.RowConfig, rows: int, nstat: int, args,

@@ -1,0 +1,134 @@
+"""The pieces every repeat call runs, shared by ``nbkernels.gemm`` and the row kernels.
+
+A repeat call (same dtypes, shapes, strides, alignment and switches as an earlier call) reads a
+key from its arrays' attributes, allocates its outputs, writes the new pointers into a recorded
+argument block and launches. For a small call these few microseconds are the call, so each
+piece here is measured against the alternatives on the device machine (perf-notes r9):
+
+* :func:`desc`: one array's key and data pointer, for CuPy arrays and CUDA torch tensors only;
+  the array type is classified once and remembered, so a call pays a dict lookup, not a module
+  name test.
+* :class:`EnvSwitches`: a fingerprint of the ``NBKERNELS_*`` switches a launch depends on.
+  ``os.environ.get`` of an unset name costs ~0.6 us (a raised and caught KeyError); reading
+  the mapping's underlying dict costs a tenth of that, and a switch set later is still seen.
+* :func:`alloc`: an output in the caller's framework on its array's device, without CuPy's
+  device context manager when that device is already current.
+* :func:`stream_handle`: the caller's current stream as a raw handle;
+  ``torch.cuda.current_stream().cuda_stream`` costs ~8 us, torch's raw-stream query (the one
+  Triton's launcher uses) well under one.
+"""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from .arrays import BF16, current_stream_handle
+
+OTHER, CUPY, TORCH = 0, 1, 2
+_KINDS: dict = {}  # array type -> OTHER / CUPY / TORCH
+_mods: dict = {}  # "cupy", "torch" -> the module, once an array of it was seen
+
+
+def _classify(t) -> int:
+    mod = getattr(t, "__module__", None) or ""
+    kind = OTHER
+    if mod.startswith("cupy"):
+        import cupy
+
+        if issubclass(t, cupy.ndarray):
+            _mods["cupy"], kind = cupy, CUPY
+    elif mod.startswith("torch"):
+        import torch
+
+        if issubclass(t, torch.Tensor):
+            _mods["torch"], kind = torch, TORCH
+    if len(_KINDS) > 64:
+        _KINDS.clear()
+    _KINDS[t] = kind
+    return kind
+
+
+def kind_of(x) -> int:
+    k = _KINDS.get(type(x))
+    return _classify(type(x)) if k is None else k
+
+
+def desc(x):
+    """``(key, data pointer)`` of a CuPy array or a CUDA torch tensor, read from its attributes
+    alone; None for anything else. The key holds everything a launch depends on except the
+    pointer: framework, dtype, shape, strides, the pointer's 16-byte alignment, the device."""
+    k = _KINDS.get(type(x))
+    if k is None:
+        k = _classify(type(x))
+    if k == CUPY:
+        mem = x.data
+        ptr = mem.ptr
+        return (CUPY, x.dtype, x.shape, x.strides, ptr & 15, mem.device_id), ptr
+    if k == TORCH and x.is_cuda:
+        ptr = x.data_ptr()
+        return (TORCH, x.dtype, x.shape, x.stride(), ptr & 15, x.get_device()), ptr
+    return None
+
+
+class EnvSwitches:
+    """A cheap fingerprint of some environment variables' values (for repeat-call keys: a
+    switch set or cleared between calls gives another key). Reads the mapping under
+    ``os.environ`` directly where it is CPython's ``_Environ``, else ``os.environ.get``."""
+
+    def __init__(self, *names: str):
+        self.names = names
+        env = os.environ
+        self._env = env
+        self._data = getattr(env, "_data", None)
+        encode = getattr(env, "encodekey", None)
+        if not isinstance(self._data, dict) or encode is None:
+            self._data = None
+        else:
+            self._keys = tuple(encode(n) for n in names)
+
+    def values(self) -> tuple:
+        if self._data is not None and os.environ is self._env:
+            return tuple(map(self._data.get, self._keys))
+        return tuple(map(os.environ.get, self.names))
+
+
+_TORCH_DTYPES: dict = {}
+
+
+def _torch_dtype(dtype):
+    t = _TORCH_DTYPES.get(dtype)
+    if t is None:
+        torch = _mods["torch"]
+        t = _TORCH_DTYPES[dtype] = {
+            np.dtype(np.float16): torch.float16, BF16: torch.bfloat16,
+            np.dtype(np.float32): torch.float32, np.dtype(np.float64): torch.float64,
+            np.dtype(np.int32): torch.int32}[np.dtype(dtype)]
+    return t
+
+
+def alloc(like, shape, dtype):
+    """An uninitialised array of ``shape`` and (NumPy) ``dtype`` in the framework of ``like``
+    (a CuPy array or a CUDA torch tensor), on its device, from the framework's allocator."""
+    if kind_of(like) == CUPY:
+        cupy = _mods["cupy"]
+        dev = like.data.device_id
+        if dev == cupy.cuda.runtime.getDevice():
+            return cupy.empty(shape, dtype)
+        with cupy.cuda.Device(dev):
+            return cupy.empty(shape, dtype)
+    return like.new_empty(shape, dtype=_torch_dtype(dtype))
+
+
+def stream_handle(like, stream=None) -> int:
+    """The raw CUstream a repeat call launches on: ``stream`` if given, else the current
+    stream of ``like``'s framework (for torch, of ``like``'s device)."""
+    if stream is not None:
+        return current_stream_handle("", None, stream)
+    if kind_of(like) == CUPY:
+        return _mods["cupy"].cuda.get_current_stream().ptr
+    torch = _mods["torch"]
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    if raw is not None:
+        return raw(like.get_device())
+    return int(torch.cuda.current_stream(like.device).cuda_stream)

@@ -1,0 +1,147 @@
+"""What each piece of a small call's host path costs (device machine; perf-notes r9).
+
+Times, per call of a tight loop (median of 5 loops of 2000 after warm-up), every piece the
+repeat path of ``nbkernels.rms_norm`` and ``nbkernels.gemm`` runs on CuPy arrays, beside the
+floor they are judged against (an empty kernel through CuPy's RawKernel) and the whole calls.
+Launch pieces queue empty kernels, so the loops synchronize at their end only.
+``python tools/host_parts.py``
+"""
+import os
+import statistics
+import sys
+import time
+
+import cupy
+import numpy as np
+
+import nbkernels
+from nbkernels import arrays, launch, repeat
+from nbkernels.arrays import BF16
+from nbkernels.rows import host
+
+
+def per_call(fn, n=2000):
+    for _ in range(200):
+        fn()
+    cupy.cuda.get_current_stream().synchronize()
+    runs = []
+    for _ in range(5):
+        t0 = time.perf_counter()
+        for _ in range(n):
+            fn()
+        cupy.cuda.get_current_stream().synchronize()
+        runs.append((time.perf_counter() - t0) / n * 1e6)
+    return statistics.median(runs)
+
+
+def main():
+    from cuda.bindings import driver as drv
+
+    rng = np.random.default_rng()
+    raw = cupy.RawKernel('extern "C" __global__ void nbk_empty(float* p) {}', "nbk_empty")
+    buf = cupy.empty(1, cupy.float32)
+    raw((1,), (32,), (buf,))
+    fint = raw.kernel.ptr
+    fobj = drv.CUfunction(fint)
+    packed = launch.PackedArgs([buf.data.ptr], [launch.VOIDP])
+    s = int(cupy.cuda.get_current_stream().ptr)
+    sobj = drv.CUstream(s)
+    x = cupy.asarray(rng.standard_normal((1, 4096)).astype(BF16))
+    w = cupy.asarray(rng.standard_normal(4096).astype(BF16))
+    out = cupy.empty_like(x)
+    nbkernels.rms_norm(x, w, out=out)
+    nbkernels.rms_norm(x, w)
+    named = {"x": x, "weight": w, "residual": None, "out": out, "residual_out": None}
+    a = cupy.asarray(rng.standard_normal((128, 128)).astype(BF16))
+    b = cupy.asarray(rng.standard_normal((128, 128)).astype(BF16))
+    c = cupy.empty((128, 128), BF16)
+    nbkernels.gemm(a, b, out=c)
+    nbkernels.gemm(a, b)
+    dev = x.device.id
+    parts = [
+        ("empty launch, CuPy RawKernel", lambda: raw((1,), (32,), (buf,))),
+        ("cuLaunchKernel (cuda-bindings), int function and stream",
+         lambda: drv.cuLaunchKernel(fint, 1, 1, 1, 32, 1, 1, 0, s, packed.address, 0)),
+        ("cuLaunchKernel (cuda-bindings), CUfunction and int stream",
+         lambda: drv.cuLaunchKernel(fobj, 1, 1, 1, 32, 1, 1, 0, s, packed.address, 0)),
+        ("cuLaunchKernel (cuda-bindings), CUfunction and CUstream",
+         lambda: drv.cuLaunchKernel(fobj, 1, 1, 1, 32, 1, 1, 0, sobj, packed.address, 0)),
+        ("launch.launch_packed", lambda: launch.launch_packed((None, fobj), (1, 1, 1),
+                                                               (32, 1, 1), 0, s, packed)),
+        ("packed.set", lambda: packed.set(0, buf.data.ptr)),
+        ("cupy.empty((1, 4096), bf16)", lambda: cupy.empty((1, 4096), BF16)),
+        ("cupy.empty in cupy.cuda.Device(d)", lambda: _empty_in(dev)),
+        ("cupy.cuda.Device(d) enter+exit", lambda: _device_ctx(dev)),
+        ("cupy.cuda.runtime.getDevice()", cupy.cuda.runtime.getDevice),
+        ("cupy.cuda.get_current_stream().ptr", lambda: cupy.cuda.get_current_stream().ptr),
+        ("arrays.current_stream_handle", lambda: arrays.current_stream_handle("cupy", None)),
+        ("x.data.ptr", lambda: x.data.ptr),
+        ("x.device.id", lambda: x.device.id),
+        ("x.data.device_id", lambda: x.data.device_id),
+        ("x.shape, x.strides, x.dtype", lambda: (x.shape, x.strides, x.dtype)),
+        ("repeat.desc(x)", lambda: repeat.desc(x)),
+        ("os.environ.get (unset)", lambda: os.environ.get("NBKERNELS_ROWS_LOOP")),
+        ("repeat.EnvSwitches(2 names).values()", host._SWITCHES.values),
+        ("repeat.alloc (CuPy)", lambda: repeat.alloc(x, (1, 4096), BF16)),
+        ("repeat.stream_handle (CuPy)", lambda: repeat.stream_handle(x)),
+        ("rows fast_key (x, w, out)",
+         lambda: host.fast_key("rms_norm", named, (float, None))),
+        ("rms_norm 1x4096 bf16, out=", lambda: nbkernels.rms_norm(x, w, out=out)),
+        ("rms_norm 1x4096 bf16", lambda: nbkernels.rms_norm(x, w)),
+        ("gemm 128^3 bf16, out=", lambda: nbkernels.gemm(a, b, out=c)),
+        ("gemm 128^3 bf16", lambda: nbkernels.gemm(a, b)),
+        ("cupy.matmul 128^3 bf16", lambda: cupy.matmul(a, b)),
+    ]
+    try:
+        import torch
+
+        tx = torch.randn(1, 4096, device="cuda").bfloat16()
+        tw = torch.randn(4096, device="cuda").bfloat16()
+        tout = torch.empty_like(tx)
+        parts += [
+            ("torch.empty((1, 4096), bf16)",
+             lambda: torch.empty((1, 4096), dtype=torch.bfloat16, device=tx.device)),
+            ("tx.new_empty((1, 4096))", lambda: tx.new_empty((1, 4096))),
+            ("torch.empty_like(tx)", lambda: torch.empty_like(tx)),
+            ("torch.cuda.current_stream().cuda_stream",
+             lambda: torch.cuda.current_stream().cuda_stream),
+            ("torch._C._cuda_getCurrentRawStream(0)",
+             lambda: torch._C._cuda_getCurrentRawStream(0)),
+            ("repeat.desc(tx)", lambda: repeat.desc(tx)),
+            ("repeat.alloc (torch)", lambda: repeat.alloc(tx, (1, 4096), BF16)),
+            ("repeat.stream_handle (torch)", lambda: repeat.stream_handle(tx)),
+            ("rms_norm torch 1x4096 bf16, out=", lambda: nbkernels.rms_norm(tx, tw, out=tout)),
+            ("rms_norm torch 1x4096 bf16", lambda: nbkernels.rms_norm(tx, tw)),
+            ("torch rms_norm eager 1x4096 bf16",
+             lambda: torch.nn.functional.rms_norm(tx, (4096,), tw, 1e-6)),
+        ]
+    except ImportError:
+        pass
+    width = max(len(p[0]) for p in parts)
+    for name, fn in parts:
+        print(f"{name:<{width}}  {per_call(fn):7.2f} us", flush=True)
+    if "torch" in sys.modules:  # where a torch call's time goes
+        import cProfile
+        import pstats
+
+        prof = cProfile.Profile()
+        prof.enable()
+        for _ in range(3000):
+            nbkernels.rms_norm(tx, tw, out=tout)
+        prof.disable()
+        pstats.Stats(prof).sort_stats("tottime").print_stats(12)
+    return 0
+
+
+def _empty_in(dev):
+    with cupy.cuda.Device(dev):
+        return cupy.empty((1, 4096), BF16)
+
+
+def _device_ctx(dev):
+    with cupy.cuda.Device(dev):
+        pass
+
+
+if __name__ == "__main__":
+    sys.exit(main())
