@@ -4,7 +4,8 @@ Times, per call of a tight loop (median of 5 loops of 2000 after warm-up), every
 repeat path of ``nbkernels.rms_norm`` and ``nbkernels.gemm`` runs on CuPy arrays, beside the
 floor they are judged against (an empty kernel through CuPy's RawKernel) and the whole calls.
 Launch pieces queue empty kernels, so the loops synchronize at their end only.
-``python tools/host_parts.py``
+``python tools/host_parts.py [--calls]``: ``--calls`` times the whole calls and the empty
+launch only (it runs on older trees too: an A/B of the repeat path, perf-notes r9).
 """
 import os
 import statistics
@@ -15,9 +16,13 @@ import cupy
 import numpy as np
 
 import nbkernels
-from nbkernels import arrays, launch, repeat
+from nbkernels import arrays, launch
 from nbkernels.arrays import BF16
 from nbkernels.rows import host
+
+CALLS = sys.argv[1:] == ["--calls"]
+if not CALLS:
+    from nbkernels import repeat
 
 
 def per_call(fn, n=2000):
@@ -81,7 +86,7 @@ def main():
         ("x.shape, x.strides, x.dtype", lambda: (x.shape, x.strides, x.dtype)),
         ("repeat.desc(x)", lambda: repeat.desc(x)),
         ("os.environ.get (unset)", lambda: os.environ.get("NBKERNELS_ROWS_LOOP")),
-        ("repeat.EnvSwitches(2 names).values()", host._SWITCHES.values),
+        ("repeat.EnvSwitches(2 names).values()", lambda: host._SWITCHES.values()),
         ("repeat.alloc (CuPy)", lambda: repeat.alloc(x, (1, 4096), BF16)),
         ("repeat.stream_handle (CuPy)", lambda: repeat.stream_handle(x)),
         ("rows fast_key (x, w, out)",
@@ -117,10 +122,12 @@ def main():
         ]
     except ImportError:
         pass
+    if CALLS:
+        parts = [p for p in parts if p[0].startswith(("empty", "rms_norm", "gemm", "torch rms"))]
     width = max(len(p[0]) for p in parts)
     for name, fn in parts:
         print(f"{name:<{width}}  {per_call(fn):7.2f} us", flush=True)
-    if "torch" in sys.modules:  # where a torch call's time goes
+    if "torch" in sys.modules and not CALLS:  # where a torch call's time goes
         import cProfile
         import pstats
 

@@ -10,6 +10,12 @@ element of the row loop (:mod:`nbkernels.rows.sasscount`).
 
 Session 5's answer (perf-notes r7): every reduction kernel spills at 80 registers, and 96
 buys no residency for 256-thread blocks, so the caps were not taken to the GPU.
+
+``python tools/rows_regcap.py gpu --caps none,80,64 [--build-only]`` (device machine, session 8,
+perf-notes r10): builds rms_norm, layer_norm and softmax under each cap (a cache key per cap)
+and times them at 8192 x 8192 and 32768 x 4096 like the row benchmark (percent of a 1 GiB
+copy timed in the same process); the loop's grid follows each build's real registers, so a
+cap that fits 3 or 4 blocks per SM launches that many. Only the nbkernels kernels are timed.
 """
 from __future__ import annotations
 
@@ -62,6 +68,61 @@ def static(args):
                   f"{per or 0:9.1f}", flush=True)
 
 
+GPU_OPS = ("rms_norm", "layer_norm", "softmax")
+
+
+def _apply_cap(cap):
+    """Build the row kernels of this process under launch bounds ``CAPS[cap]``, cached apart
+    ("none": as shipped)."""
+    if cap == "none":
+        return
+    from nbkernels import launch
+    from nbkernels.rows import layer_norm_kernel, rms_norm_kernel, softmax_kernel
+
+    key = launch.cache_key
+    launch.cache_key = lambda name, parts, arch, cluster=None: key(
+        name, tuple(parts) + (("cap", cap),), arch, cluster)
+    for mod in (rms_norm_kernel, layer_norm_kernel, softmax_kernel):
+        def build(*a, _build=mod.build):
+            k = _build(*a)
+            k.nbk_launch_bounds = CAPS[cap]
+            return k
+        mod.build = build
+
+
+def gpu(args):
+    import cupy
+    import numpy as np
+
+    import nbkernels
+    from nbkernels.arrays import BF16
+    from nbkernels.rows import host
+    from nbkernels.rows.bench import LARGE, Pool, bytes_moved, copy_bandwidth, time_events
+
+    _apply_cap(args.cap)
+    rng = np.random.default_rng()
+    fns = {"rms_norm": lambda x, w, b: nbkernels.rms_norm(x, w),
+           "layer_norm": lambda x, w, b: nbkernels.layer_norm(x, w, b),
+           "softmax": lambda x, w, b: nbkernels.softmax(x)}
+    bw = None if args.build_only else copy_bandwidth()
+    for dt, dtype in (("bf16", BF16), ("f32", np.dtype(np.float32))):
+        for rows, n in LARGE if not args.build_only else [(64, 8192)]:
+            pool = Pool(rows, n, dtype, 2, rng)
+            for op in GPU_OPS:
+                sets = [(x, pool.w, pool.b) for x, _ in pool.pairs]
+                if args.build_only:
+                    for _ in range(2):  # the second call is planned with the real registers
+                        fns[op](*sets[0])
+                    continue
+                t, _ = time_events(fns[op], sets, 20)
+                plan = host.LAST_PLAN
+                print(f"cap {args.cap:>4} {op:10} {dt:4} {rows}x{n}: {t * 1e6:7.1f} us "
+                      f"{100 * bytes_moved(op, rows, n, dtype.itemsize) / t / bw:5.1f}% of copy"
+                      f"  [{plan['blocks']}x{plan['threads']}, {plan['regs']} regs]", flush=True)
+            del pool
+            cupy.get_default_memory_pool().free_all_blocks()
+
+
 def main(argv):
     ap = argparse.ArgumentParser()
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -69,7 +130,11 @@ def main(argv):
     s.add_argument("--arch", default="sm_90a")
     s.add_argument("--caps", default="128,96,80,64")
     s.add_argument("--jobs", type=int, default=2)
-    static(ap.parse_args(argv))
+    g = sub.add_parser("gpu")
+    g.add_argument("--cap", default="none", choices=["none", *CAPS])
+    g.add_argument("--build-only", action="store_true")
+    a = ap.parse_args(argv)
+    (static if a.cmd == "static" else gpu)(a)
 
 
 if __name__ == "__main__":
