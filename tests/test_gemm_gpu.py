@@ -75,6 +75,32 @@ def test_torch_in_torch_out_bf16_and_streams():
     assert ((d.double() - ref).norm() / ref.norm()).item() < 1e-2
 
 
+def test_torch_repeat_calls_run_on_the_current_stream():
+    """Repeat calls (the replay path) on torch tensors launch on the caller's current stream:
+    queued behind a sleep and an update of ``a`` on a side stream, each call must see the
+    update (a launch on another stream would read ``a`` before it)."""
+    torch = pytest.importorskip("torch")
+    a = torch.randn(256, 128, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(128, 192, device="cuda", dtype=torch.bfloat16)
+    out = torch.empty(256, 192, device="cuda", dtype=torch.bfloat16)
+    nbkernels.gemm(a, b)  # the full call that records the launch
+    nbkernels.gemm(a, b, out=out)
+    torch.cuda.synchronize()
+    s = torch.cuda.Stream()
+    for with_out in (False, True, False):
+        new = torch.randn(256, 128, device="cuda", dtype=torch.bfloat16)
+        torch.cuda.synchronize()
+        out.fill_(float("nan"))
+        with torch.cuda.stream(s):
+            torch.cuda._sleep(20_000_000)  # ~10 ms: the update lands well after the launch
+            a.copy_(new)
+            d = nbkernels.gemm(a, b, out=out if with_out else None)
+        s.synchronize()
+        assert (d is out) == with_out
+        ref = new.double() @ b.double()
+        assert ((d.double() - ref).norm() / ref.norm()).item() < 1e-2
+
+
 def test_numpy_in_numpy_out():
     rng = np.random.default_rng()
     a = rng.standard_normal((65, 33)).astype(np.float16)

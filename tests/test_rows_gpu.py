@@ -63,17 +63,50 @@ def test_numpy_round_trip(case):
     assert not fails, "\n".join(fails[:10])
 
 
+@pytest.mark.parametrize("fw", ["cupy", "torch"])
 @pytest.mark.parametrize("op", OPS)
 @pytest.mark.parametrize("shape", [(1, 4096), (64, 4096), (3, 40000)])
-def test_repeat_calls_replay_with_new_data(op, shape):
+def test_repeat_calls_replay_with_new_data(op, shape, fw):
     """The second and later calls take the replay path; each must see its own inputs."""
-    _fw("cupy")
+    _fw(fw)
     rng = np.random.default_rng()
     for _ in range(3):
         for with_out in (True, False):
-            fails = run_case((op, "bfloat16", shape, "contig", None, None), rng, "cupy",
+            fails = run_case((op, "bfloat16", shape, "contig", None, None), rng, fw,
                              with_out=with_out)
             assert not fails, "\n".join(fails[:10])
+
+
+def test_torch_replays_run_on_the_current_stream():
+    """Replays on torch tensors launch on the caller's current stream: queued behind a sleep
+    and an update of x on a side stream, each call must see the update."""
+    _fw("torch")
+    import torch
+
+    import nbkernels
+    from nbkernels.rows import rms_norm_ref
+
+    x = torch.randn(64, 4096, device="cuda", dtype=torch.bfloat16)
+    w = torch.randn(4096, device="cuda", dtype=torch.bfloat16)
+    out = torch.empty_like(x)
+    for _ in range(2):  # the full calls that record the launches (the first reads registers)
+        nbkernels.rms_norm(x, w)
+        nbkernels.rms_norm(x, w, out=out)
+    torch.cuda.synchronize()
+    s = torch.cuda.Stream()
+    for with_out in (False, True, False):
+        new = torch.randn(64, 4096, device="cuda", dtype=torch.bfloat16)
+        torch.cuda.synchronize()
+        out.fill_(float("nan"))
+        with torch.cuda.stream(s):
+            torch.cuda._sleep(20_000_000)  # ~10 ms: the update lands well after the launch
+            x.copy_(new)
+            y = nbkernels.rms_norm(x, w, out=out if with_out else None)
+        s.synchronize()
+        assert (y is out) == with_out
+        m = mismatch("rms_norm on a torch stream", to_numpy(y),
+                     rms_norm_ref(to_numpy(new), to_numpy(w)), "bfloat16")
+        assert m is None, m
 
 
 def test_in_place_and_stream():
