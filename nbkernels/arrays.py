@@ -54,24 +54,41 @@ def _framework(obj) -> str:
     return "unknown"
 
 
-_TORCH_DTYPES = None
+_TORCH_DTYPES = None  # torch dtype -> NumPy dtype
+_FROM_NUMPY: dict = {}  # NumPy dtype -> torch dtype
 
 
-def _torch_dtype(t):
+def _torch_table():
     global _TORCH_DTYPES
-    import torch
-
     if _TORCH_DTYPES is None:
+        import torch
+
         _TORCH_DTYPES = {
             torch.float16: np.dtype(np.float16), torch.bfloat16: BF16,
             torch.float32: np.dtype(np.float32), torch.float64: np.dtype(np.float64),
             torch.int8: np.dtype(np.int8), torch.uint8: np.dtype(np.uint8),
             torch.int32: np.dtype(np.int32), torch.int64: np.dtype(np.int64),
         }
+    return _TORCH_DTYPES
+
+
+def _torch_dtype(t):
     try:
-        return _TORCH_DTYPES[t.dtype]
+        return _torch_table()[t.dtype]
     except KeyError:
         raise TypeError(f"unsupported torch dtype {t.dtype}") from None
+
+
+def torch_dtype_of(dtype):
+    """The torch dtype of a NumPy dtype (ml_dtypes' bfloat16 -> torch.bfloat16)."""
+    t = _FROM_NUMPY.get(dtype)
+    if t is None:
+        reverse = {v: k for k, v in _torch_table().items()}
+        try:
+            t = _FROM_NUMPY[dtype] = reverse[np.dtype(dtype)]
+        except KeyError:
+            raise TypeError(f"no torch dtype for {np.dtype(dtype)}") from None
+    return t
 
 
 def _elem_strides(byte_strides, itemsize, name):

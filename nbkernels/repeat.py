@@ -21,9 +21,7 @@ from __future__ import annotations
 
 import os
 
-import numpy as np
-
-from .arrays import BF16, current_stream_handle
+from .arrays import current_stream_handle, torch_dtype_of
 
 OTHER, CUPY, TORCH = 0, 1, 2
 _KINDS: dict = {}  # array type -> OTHER / CUPY / TORCH
@@ -93,20 +91,6 @@ class EnvSwitches:
         return tuple(map(os.environ.get, self.names))
 
 
-_TORCH_DTYPES: dict = {}
-
-
-def _torch_dtype(dtype):
-    t = _TORCH_DTYPES.get(dtype)
-    if t is None:
-        torch = _mods["torch"]
-        t = _TORCH_DTYPES[dtype] = {
-            np.dtype(np.float16): torch.float16, BF16: torch.bfloat16,
-            np.dtype(np.float32): torch.float32, np.dtype(np.float64): torch.float64,
-            np.dtype(np.int32): torch.int32}[np.dtype(dtype)]
-    return t
-
-
 def alloc(like, shape, dtype):
     """An uninitialised array of ``shape`` and (NumPy) ``dtype`` in the framework of ``like``
     (a CuPy array or a CUDA torch tensor), on its device, from the framework's allocator."""
@@ -117,7 +101,7 @@ def alloc(like, shape, dtype):
             return cupy.empty(shape, dtype)
         with cupy.cuda.Device(dev):
             return cupy.empty(shape, dtype)
-    return like.new_empty(shape, dtype=_torch_dtype(dtype))
+    return like.new_empty(shape, dtype=torch_dtype_of(dtype))
 
 
 def stream_handle(like, stream=None) -> int:

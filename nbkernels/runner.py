@@ -85,10 +85,7 @@ def empty(like, shape, dtype):
     if like.framework == "torch":
         import torch
 
-        tdt = {np.dtype(np.float16): torch.float16, arrays.BF16: torch.bfloat16,
-               np.dtype(np.float32): torch.float32, np.dtype(np.float64): torch.float64,
-               np.dtype(np.int32): torch.int32}[np.dtype(dtype)]
-        return torch.empty(shape, dtype=tdt, device=like.obj.device)
+        return torch.empty(shape, dtype=arrays.torch_dtype_of(dtype), device=like.obj.device)
     if np.dtype(dtype) == arrays.BF16:  # numba has no bf16: its bits, declared bf16
         return DeviceView(cuda.device_array(shape, np.uint16), declared=arrays.BF16)
     return cuda.device_array(shape, dtype)

@@ -25,6 +25,7 @@ from ..errors import NbkernelsError
 from ..smem import device_limits
 from . import config as cfgmod
 
+
 class _Target(threading.local):
     arch = None  # validate --as: the arch to compile for instead of the GPU's (a class
     # default, so reading it unset raises nothing: getattr with a default costs ~0.4 us)
