@@ -192,3 +192,38 @@ def test_launch_error_names_kernel_grid_block_and_smem(monkeypatch):
     with pytest.raises(NbkernelsError, match=r"rms_norm_kernel: launch of grid 2 x block 128 "
                                              r"with 232448 B dynamic"):
         call.launch(kern, (), 2, 128, [], (), ("k",), 232448)
+
+
+@pytest.mark.parametrize("kernel, cfg, want", [
+    (softmax_kernel.build("f32", True), cfgmod.RowConfig("block", 128), "0"),
+    (softmax_kernel.build("f32", True), cfgmod.RowConfig("block", 256), "1"),
+    (softmax_kernel.build("bf16", True), cfgmod.RowConfig("block", 128), "1"),
+    (softmax_kernel.build("bf16", True), cfgmod.RowConfig("block", 256), "1"),
+    (softmax_kernel.build("bf16", True), cfgmod.RowConfig("block", 64), None),
+    (softmax_kernel.build("f32", True), cfgmod.RowConfig("warp", 32, 4), None),
+    (rms_norm_kernel.build("f32", "f32", True, False), cfgmod.RowConfig("block", 256), "1"),
+    (rms_norm_kernel.build("f32", "f32", True, False), cfgmod.RowConfig("block", 128), "0"),
+    (rms_norm_kernel.build("f32", "f32", True, True), cfgmod.RowConfig("block", 256), "0"),
+    (rms_norm_kernel.build("bf16", "bf16", True, False), cfgmod.RowConfig("block", 256), None),
+    (layer_norm_kernel.build("bf16", "bf16", "bf16", True, True, True),
+     cfgmod.RowConfig("block", 256), None),
+])
+def test_loop_layout_by_kernel_and_block_size(monkeypatch, kernel, cfg, want):
+    """The layout a launch plans with when no switch forces one: measured per kernel and,
+    for block layouts, per block size (perf-notes r11); NBKERNELS_ROWS_LOOP overrides it."""
+    seen = []
+
+    def plan(kernel, cfg, items, regs, static, mode):
+        seen.append(mode)
+        return 1, 1, 0
+
+    monkeypatch.setattr(host, "plan", plan)
+    monkeypatch.setattr(host.Call, "launch", lambda self, *a, **k: None)
+    monkeypatch.delenv("NBKERNELS_ROWS_LOOP", raising=False)
+    call = host.Call("test")
+    call.sim, call.first = False, pytypes.SimpleNamespace(device=0)
+    monkeypatch.setattr(call, "arch", lambda: "sm_90")
+    call.loop_launch(kernel, (), cfg, 100, lambda nbuf: [], (), ())
+    monkeypatch.setenv("NBKERNELS_ROWS_LOOP", "2")
+    call.loop_launch(kernel, (), cfg, 100, lambda nbuf: [], (), ())
+    assert seen == [want, "2"]

@@ -309,8 +309,11 @@ class Call:
         known after its first launch: that call is not recorded for replay, so the next one
         is planned with them."""
         block = cfg.threads * cfg.rows_per_block
+        # measured per kernel (perf-notes r5) and, for block layouts, per block size (r11)
+        by_threads = getattr(kernel, "nbk_loop_by_threads", None) or {}
         mode = os.environ.get("NBKERNELS_ROWS_LOOP") or \
-            getattr(kernel, "nbk_loop_default", None)  # measured per kernel (perf-notes r5)
+            (by_threads.get(cfg.threads) if cfg.variant == "block" else None) or \
+            getattr(kernel, "nbk_loop_default", None)
         if mode not in (None, "0", "1", "2", "4"):
             raise NbkernelsError(f"NBKERNELS_ROWS_LOOP: expected 0 (a block per row), 1, 2 or 4 "
                                  f"(blocks looping over rows with a ring of that many buffers), "

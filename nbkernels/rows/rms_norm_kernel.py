@@ -178,6 +178,10 @@ def build(kind: str, wkind: str, sm80: bool, resid: bool):
     # H200 run 6 (perf-notes r5): a block per row beat the row loop for f32 (84/92 vs 75/83%
     # of copy) and with a residual (82-92 vs 74-87%); the loop won for 16-bit rows alone.
     rms_norm_kernel.nbk_loop_default = "0" if (resid or kind == "f32") else None
+    # H200, session 8 run 6 (perf-notes r11): f32 rows of 8192 (256 threads) with one staging
+    # buffer 88.1% of copy against a block per row's 80.4; at rows of 4096 a block per row
+    # stays (93.9 against 88.6)
+    rms_norm_kernel.nbk_loop_by_threads = {256: "1"} if (kind == "f32" and not resid) else {}
     rms_norm_kernel.nbk_row_bytes = ROW * 4  # staged per thread per buffer
     rms_norm_kernel.nbk_vec_bytes = WNW * 4  # the weight, staged once per thread (phase 0)
     return rms_norm_kernel

@@ -142,6 +142,13 @@ def build(kind: str, sm80: bool):
     softmax_kernel.nbk_launch_bounds = (MAX_THREADS, 1)
     softmax_kernel.nbk_row_bytes = NW * 4  # staged per thread per buffer
     softmax_kernel.nbk_vec_bytes = 0
+    # H200, session 8 run 6 (perf-notes r11), % of copy with one staging buffer against the
+    # ring of two, 8192^2 / 32768x4096: bf16 79.9 / 87.5 against 77.6 / 81.0; f32 89.6 at
+    # rows of 8192 (256 threads) against 84.0, and a block per row 92.8 at rows of 4096 (128
+    # threads) against 88.0. f16 follows bf16 (same layout; not measured). Other block sizes
+    # keep the ring of two (not measured).
+    softmax_kernel.nbk_loop_by_threads = ({128: "0", 256: "1"} if kind == "f32" else
+                                          {128: "1", 256: "1"})
     return softmax_kernel
 
 
