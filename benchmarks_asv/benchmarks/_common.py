@@ -135,6 +135,27 @@ def free_gpu_memory():
         torch.cuda.empty_cache()
 
 
+def host_seconds_per_call(fn, calls=2000, rounds=5):
+    """Host wall time per call of ``fn`` in a loop with one synchronize at the end (what a Python
+    loop of small calls costs; tools/overhead.py's method), median of ``rounds``."""
+    import statistics
+    import time
+
+    import cupy
+
+    per = []
+    for _ in range(rounds):
+        for _ in range(50):
+            fn()
+        cupy.cuda.Device().synchronize()
+        t = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        cupy.cuda.Device().synchronize()
+        per.append((time.perf_counter() - t) / calls)
+    return statistics.median(per)
+
+
 def measure_cases(cases, measure_one):
     """``{case: {metric: value} | {"skip": why} | {"error": text}}``; ``measure_one(case)``
     returns the metrics of one case or a skip reason (str). A case that raises is recorded as an

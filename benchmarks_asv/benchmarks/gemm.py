@@ -9,8 +9,8 @@ timer. Inputs rotate among sets three times larger than L2 (_common.rotation_cou
 from __future__ import annotations
 
 from ._common import (ITEMSIZE, REPO, Family, check_installed_commit, device_array,
-                      device_seconds, gpu_skip_reason, measure_cases, result_dtype,
-                      rotation_count)
+                      device_seconds, gpu_skip_reason, host_seconds_per_call, measure_cases,
+                      result_dtype, rotation_count)
 
 
 def _checkout_variants():
@@ -136,27 +136,6 @@ def _measure_gemm(spec, ctx):
             "vs_cublas": base / seconds if base else None, "vs_cublas_skip": base_why}
 
 
-def _host_seconds_per_call(fn, calls=2000, rounds=5):
-    """Host wall time per call of ``fn`` in a loop with one synchronize at the end (what a Python
-    loop of small GEMMs costs; tools/overhead.py's method), median of ``rounds``."""
-    import statistics
-    import time
-
-    import cupy
-
-    per = []
-    for _ in range(rounds):
-        for _ in range(50):
-            fn()
-        cupy.cuda.Device().synchronize()
-        t = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        cupy.cuda.Device().synchronize()
-        per.append((time.perf_counter() - t) / calls)
-    return statistics.median(per)
-
-
 def _call_fns(mode):
     import cupy
 
@@ -172,8 +151,8 @@ def _call_fns(mode):
 
 def _measure_call(mode):
     ours, cupy_matmul = _call_fns(mode)
-    seconds = _host_seconds_per_call(ours)
-    return {"seconds": seconds, "vs_cupy": _host_seconds_per_call(cupy_matmul) / seconds}
+    seconds = host_seconds_per_call(ours)
+    return {"seconds": seconds, "vs_cupy": host_seconds_per_call(cupy_matmul) / seconds}
 
 
 def measure(_bench=None):

@@ -9,12 +9,14 @@ at a commit is reported n/a.
 from __future__ import annotations
 
 from ._common import (ITEMSIZE, Family, check_installed_commit, device_array, device_seconds,
-                      gpu_skip_reason, measure_cases, result_dtype, rotation_count)
+                      gpu_skip_reason, host_seconds_per_call, measure_cases, result_dtype,
+                      rotation_count)
 
 OPS = ("rms_norm", "layer_norm", "softmax", "swiglu")
 DTYPES = ("f16", "bf16", "f32")
 SHAPES = ("64x4096", "8192x8192")  # a decode step's activations; a large prefill batch
 COPY_BYTES = 1 << 30
+CALL_MODES = ("out", "alloc")  # RowCallOverhead: out= given, or the result allocated
 
 # elements read + written per call, for M rows of N: (x, weight, out), (x, weight, bias, out),
 # (x, out), (gate, up, out)
@@ -87,6 +89,36 @@ def _measure_row(case, l2, copy_gbps):
     return {"seconds": seconds, "gbps": gbps, "vs_copy": gbps / copy_gbps}
 
 
+def _call_fn(mode):
+    """rms_norm on one 1 x 4096 bf16 row (a decode step's activation): the repeat-call path."""
+    import cupy
+
+    import nbkernels
+
+    rng = cupy.random.default_rng(0)
+    x, w = device_array(rng, (1, 4096), "bf16"), device_array(rng, (4096,), "bf16")
+    out = cupy.empty((1, 4096), result_dtype("bf16"))
+    if mode == "out":
+        return lambda: nbkernels.rms_norm(x, w, out=out)
+    return lambda: nbkernels.rms_norm(x, w)
+
+
+def _empty_launch_seconds():
+    """Host wall time per launch of an empty kernel through CuPy (issue #5's yardstick)."""
+    import cupy
+
+    raw = cupy.RawKernel('extern "C" __global__ void nbk_empty(float* p) {}', "nbk_empty")
+    buf = cupy.empty(1, cupy.float32)
+    return host_seconds_per_call(lambda: raw((1,), (32,), (buf,)))
+
+
+def _measure_call(mode, empty):
+    if _missing("rms_norm"):
+        return _missing("rms_norm")
+    seconds = host_seconds_per_call(_call_fn(mode))
+    return {"seconds": seconds, "vs_empty_launch": seconds / empty}
+
+
 def measure(_bench=None):
     """Every row-kernel case and the copy bandwidth, in one process (asv setup_cache)."""
     check_installed_commit()
@@ -99,6 +131,9 @@ def measure(_bench=None):
     copy_gbps = _copy_gbps()
     cases = [("Rows", op, dt, shape) for op in OPS for dt in DTYPES for shape in SHAPES]
     found = measure_cases(cases, lambda c: _measure_row(c, l2, copy_gbps))
+    empty = _empty_launch_seconds()
+    found.update(measure_cases([("RowCallOverhead", mode) for mode in CALL_MODES],
+                               lambda c: _measure_call(c[1], empty)))
     found[("CopyBandwidth",)] = {"gbps": copy_gbps}
     return {"cases": found}
 
@@ -116,17 +151,20 @@ def absent():
 
 
 def prewarm_tasks():
-    return [(op, dt, shape) for op in OPS for dt in DTYPES for shape in SHAPES]
+    return [(op, dt, shape) for op in OPS for dt in DTYPES for shape in SHAPES] + \
+        [("call", mode) for mode in CALL_MODES]
 
 
 def prewarm(task):
     """Run one case once, so its kernels are compiled into $NBKERNELS_CACHE_DIR."""
     import cupy
 
-    if _missing(task[0]):
-        return
-    fn, sets = _call(*task, count=1, l2=0)
-    fn(*sets[0])
+    if task[0] == "call":
+        if not _missing("rms_norm"):
+            _call_fn(task[1])()
+    elif not _missing(task[0]):
+        fn, sets = _call(*task, count=1, l2=0)
+        fn(*sets[0])
     cupy.cuda.Device().synchronize()
 
 
@@ -162,3 +200,23 @@ class CopyBandwidth(Family):
         return self.value(cache, (), "gbps")
 
     track_gbps.unit = "GB/s"
+
+
+class RowCallOverhead(Family):
+    """Host wall time per repeat call of ``rms_norm`` on a 1 x 4096 bf16 row, with ``out=`` or
+    allocating the result, and its ratio to an empty kernel launched through CuPy in the same
+    process (issue #5 asks for at most 1.5; a larger number is slower)."""
+
+    setup_cache = measure
+    params = (list(CALL_MODES),)
+    param_names = ("result",)
+
+    def track_call(self, cache, mode):
+        return self.value(cache, (mode,), "seconds")
+
+    track_call.unit = "seconds"
+
+    def track_vs_empty_launch(self, cache, mode):
+        return self.value(cache, (mode,), "vs_empty_launch")
+
+    track_vs_empty_launch.unit = "x an empty launch's time"
