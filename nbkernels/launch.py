@@ -277,7 +277,8 @@ class PackedArgs:
     """Kernel arguments held in ctypes storage, with the ``void*[]`` cuLaunchKernel takes.
 
     Built once per launch shape; a repeat call only overwrites the fields that changed
-    (data pointers, alpha, beta) through :meth:`set` and launches with :func:`launch_packed`.
+    (data pointers, alpha, beta) by assigning ``slots[i].value`` and launches with
+    :func:`launch_packed`.
     """
 
     def __init__(self, values, ctypes_):
@@ -285,9 +286,6 @@ class PackedArgs:
         self.ptrs = (ctypes.c_void_p * len(self.slots))(
             *[ctypes.addressof(s) for s in self.slots])
         self.address = ctypes.addressof(self.ptrs)
-
-    def set(self, i, value):
-        self.slots[i].value = value
 
 
 _drv = _OK = None  # cuda.bindings.driver and CUDA_SUCCESS, set by the first launch (an
