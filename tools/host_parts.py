@@ -73,7 +73,7 @@ def main():
          lambda: drv.cuLaunchKernel(fobj, 1, 1, 1, 32, 1, 1, 0, sobj, packed.address, 0)),
         ("launch.launch_packed", lambda: launch.launch_packed((None, fobj), (1, 1, 1),
                                                                (32, 1, 1), 0, s, packed)),
-        ("packed.set", lambda: packed.set(0, buf.data.ptr)),
+        ("packed slot write", lambda: setattr(packed.slots[0], "value", buf.data.ptr)),
         ("cupy.empty((1, 4096), bf16)", lambda: cupy.empty((1, 4096), BF16)),
         ("cupy.empty in cupy.cuda.Device(d)", lambda: _empty_in(dev)),
         ("cupy.cuda.Device(d) enter+exit", lambda: _device_ctx(dev)),
