@@ -205,3 +205,21 @@ class Family:
             print(f"asv: n/a: {entry.get(metric + '_skip') or metric + ' not measured'}")
             return float("nan")
         return entry[metric]
+
+
+CALL_MODES = ("out", "alloc")  # a small call with its result given (out=) or allocated
+
+
+class _CallOverhead(Family):
+    """Host wall time per repeat call of a small operation, per :data:`CALL_MODES` (metric
+    "seconds"); a subclass sets ``setup_cache`` and adds its ratio track. (The leading
+    underscore keeps asv from taking this base for a benchmark.)"""
+
+    params = (list(CALL_MODES),)
+    param_names = ("result",)
+
+    def track_call(self, cache, mode):
+        return self.value(cache, (mode,), "seconds")
+
+    track_call.unit = "seconds"
+

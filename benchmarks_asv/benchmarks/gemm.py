@@ -8,9 +8,9 @@ timer. Inputs rotate among sets three times larger than L2 (_common.rotation_cou
 """
 from __future__ import annotations
 
-from ._common import (ITEMSIZE, REPO, Family, check_installed_commit, device_array,
-                      device_seconds, gpu_skip_reason, host_seconds_per_call, measure_cases,
-                      result_dtype, rotation_count)
+from ._common import (CALL_MODES, ITEMSIZE, REPO, Family, _CallOverhead,
+                      check_installed_commit, device_array, device_seconds, gpu_skip_reason,
+                      host_seconds_per_call, measure_cases, result_dtype, rotation_count)
 
 
 def _checkout_variants():
@@ -34,7 +34,6 @@ DTYPES = ("bf16", "f16", "tf32", "int8")
 SIZES = (512, 1024, 2048, 4096, 8192)
 # decode-like (16 tokens), an MLP up-projection, a short-K projection
 LLM_SHAPES = ("16x4096x4096", "4096x11008x4096", "8192x8192x1024")
-CALL_MODES = ("out", "alloc")
 
 # compute capability each forced variant needs; sm_90a code runs on 9.0 alone
 _NEEDS = {"sm80": lambda cc: cc >= (8, 0), "sm90a": lambda cc: cc == (9, 0)}
@@ -236,18 +235,11 @@ class GemmF64(_Gemm):
     param_names = ("size",)
 
 
-class CallOverhead(Family):
+class CallOverhead(_CallOverhead):
     """Host time per call at 128^3 f16 (fast path), with ``out=`` or allocating the result;
     speed relative to cupy.matmul timed the same way."""
 
     setup_cache = measure
-    params = (list(CALL_MODES),)
-    param_names = ("result",)
-
-    def track_call(self, cache, mode):
-        return self.value(cache, (mode,), "seconds")
-
-    track_call.unit = "seconds"
 
     def track_vs_cupy(self, cache, mode):
         return self.value(cache, (mode,), "vs_cupy")

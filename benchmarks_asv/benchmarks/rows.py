@@ -8,15 +8,14 @@ at a commit is reported n/a.
 """
 from __future__ import annotations
 
-from ._common import (ITEMSIZE, Family, check_installed_commit, device_array, device_seconds,
-                      gpu_skip_reason, host_seconds_per_call, measure_cases, result_dtype,
-                      rotation_count)
+from ._common import (CALL_MODES, ITEMSIZE, Family, _CallOverhead, check_installed_commit,
+                      device_array, device_seconds, gpu_skip_reason, host_seconds_per_call,
+                      measure_cases, result_dtype, rotation_count)
 
 OPS = ("rms_norm", "layer_norm", "softmax", "swiglu")
 DTYPES = ("f16", "bf16", "f32")
 SHAPES = ("64x4096", "8192x8192")  # a decode step's activations; a large prefill batch
 COPY_BYTES = 1 << 30
-CALL_MODES = ("out", "alloc")  # RowCallOverhead: out= given, or the result allocated
 
 # elements read + written per call, for M rows of N: (x, weight, out), (x, weight, bias, out),
 # (x, out), (gate, up, out)
@@ -202,19 +201,12 @@ class CopyBandwidth(Family):
     track_gbps.unit = "GB/s"
 
 
-class RowCallOverhead(Family):
+class RowCallOverhead(_CallOverhead):
     """Host wall time per repeat call of ``rms_norm`` on a 1 x 4096 bf16 row, with ``out=`` or
     allocating the result, and its ratio to an empty kernel launched through CuPy in the same
     process (issue #5 asks for at most 1.5; a larger number is slower)."""
 
     setup_cache = measure
-    params = (list(CALL_MODES),)
-    param_names = ("result",)
-
-    def track_call(self, cache, mode):
-        return self.value(cache, (mode,), "seconds")
-
-    track_call.unit = "seconds"
 
     def track_vs_empty_launch(self, cache, mode):
         return self.value(cache, (mode,), "vs_empty_launch")
