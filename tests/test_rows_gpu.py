@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from .row_cases import DTYPES, mismatch, run_case, to_numpy
+from .torch_streams import replays_on_side_stream
 
 pytestmark = pytest.mark.gpu
 
@@ -92,18 +93,7 @@ def test_torch_replays_run_on_the_current_stream():
     for _ in range(2):  # the full calls that record the launches (the first reads registers)
         nbkernels.rms_norm(x, w)
         nbkernels.rms_norm(x, w, out=out)
-    torch.cuda.synchronize()
-    s = torch.cuda.Stream()
-    for with_out in (False, True, False):
-        new = torch.randn(64, 4096, device="cuda", dtype=torch.bfloat16)
-        torch.cuda.synchronize()
-        out.fill_(float("nan"))
-        with torch.cuda.stream(s):
-            torch.cuda._sleep(20_000_000)  # ~10 ms: the update lands well after the launch
-            x.copy_(new)
-            y = nbkernels.rms_norm(x, w, out=out if with_out else None)
-        s.synchronize()
-        assert (y is out) == with_out
+    for y, new, _ in replays_on_side_stream(lambda o: nbkernels.rms_norm(x, w, out=o), x, out):
         m = mismatch("rms_norm on a torch stream", to_numpy(y),
                      rms_norm_ref(to_numpy(new), to_numpy(w)), "bfloat16")
         assert m is None, m
