@@ -41,6 +41,7 @@ def _classify(t) -> int:
 
         if issubclass(t, torch.Tensor):
             _mods["torch"], kind = torch, TORCH
+            _mods["torch_raw_stream"] = getattr(torch._C, "_cuda_getCurrentRawStream", None)
     if len(_KINDS) > 64:
         _KINDS.clear()
     _KINDS[t] = kind
@@ -67,6 +68,12 @@ def desc(x):
         ptr = x.data_ptr()
         return (TORCH, x.dtype, x.shape, x.stride(), ptr & 15, x.get_device()), ptr
     return None
+
+
+def data_ptr(x) -> int:
+    """The data pointer of an array :func:`alloc` made (no key: its layout is the one asked
+    for)."""
+    return x.data.ptr if kind_of(x) == CUPY else x.data_ptr()
 
 
 class EnvSwitches:
@@ -111,8 +118,7 @@ def stream_handle(like, stream=None) -> int:
         return current_stream_handle("", None, stream)
     if kind_of(like) == CUPY:
         return _mods["cupy"].cuda.get_current_stream().ptr
-    torch = _mods["torch"]
-    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    raw = _mods["torch_raw_stream"]
     if raw is not None:
         return raw(like.get_device())
-    return int(torch.cuda.current_stream(like.device).cuda_stream)
+    return int(_mods["torch"].cuda.current_stream(like.device).cuda_stream)

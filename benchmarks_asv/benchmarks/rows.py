@@ -112,8 +112,9 @@ def _empty_launch_seconds():
 
 
 def _measure_call(mode, empty):
-    if _missing("rms_norm"):
-        return _missing("rms_norm")
+    why = _missing("rms_norm")
+    if why:
+        return why
     seconds = host_seconds_per_call(_call_fn(mode))
     return {"seconds": seconds, "vs_empty_launch": seconds / empty}
 

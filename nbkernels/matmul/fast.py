@@ -56,12 +56,12 @@ class Launcher:
         pa, pb, pc, pd = ptrs
         if out is None:
             out = repeat.alloc(a, self.out_shape, self.out_dtype)
-            pd = repeat.desc(out)[1]
+            pd = repeat.data_ptr(out)
         src = {"a": pa, "b": pb, "c": pc if self.has_c else pd, "d": pd,
                "alpha": self.cast(alpha), "beta": self.cast(beta if self.has_c else 0)}
         if self.workspace is not None:
             work = repeat.alloc(a, *self.workspace)  # stream-ordered pool allocation
-            src["w"] = repeat.desc(work)[1]
+            src["w"] = repeat.data_ptr(work)
         if self.maps is not None:  # sm90a: the tensor maps of these a and b (cached by address)
             src["tm"] = self.maps.device_ptr(pa, pb)
         handle = repeat.stream_handle(a, stream)

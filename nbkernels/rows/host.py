@@ -467,7 +467,7 @@ class Replay:
             made = {}
             for tag, shape, dtype in self.allocs:
                 made[tag] = repeat.alloc(like, shape, dtype)
-                src[tag] = repeat.desc(made[tag])[1]
+                src[tag] = repeat.data_ptr(made[tag])
         handle = repeat.stream_handle(like, stream)
         for fn, grid, block, smem, packed, fields in self.launches:
             for slot, tag, off in fields:
