@@ -1,7 +1,7 @@
-"""float64 GEMM on the tensor cores (dmma_kernel: mma.m16n8k8.f64 on sm_90+, m8n8k4 below) on a
+"""float64 GEMM on the tensor cores (dmma_kernel: mma.m16n8k16.f64 on sm_90+, m8n8k4 below) on a
 real GPU: random shapes, strides, transposes, batches, alpha/beta/c against float64 NumPy,
-outputs poisoned first; the large tiles at a size that uses them, a fused epilogue, the
-ordinary-load path, repeat calls, torch tensors and the forced SIMT variant."""
+outputs poisoned first; the large tiles at a size that uses them (and k-groups of 8), a fused
+epilogue, the ordinary-load path, repeat calls, torch tensors and the forced SIMT variant."""
 import numpy as np
 import pytest
 
@@ -49,11 +49,13 @@ def test_random_f64_sweep(seed):
 
 
 DB = cfgmod.TileConfig(128, 128, 128, 2, 4, 3, frag_db=1)  # measured by tools/device_gemm80.sh
+K8 = cfgmod.TileConfig(128, 64, 128, 2, 2, 4, min_blocks=2, mma_k=8)  # the k-groups before 16
+EXTRA_TILES = (DB, K8)
 
 
-@pytest.mark.parametrize("tile,lay", zip(cfgmod.F64_TILES + (DB,),
-                                                  ["rr", "rc", "cr", "rc", "rr"]),
-                         ids=[str(t) for t in cfgmod.F64_TILES + (DB,)])
+@pytest.mark.parametrize("tile,lay", zip(cfgmod.F64_TILES + EXTRA_TILES,
+                                         ["rr", "rc", "cr", "rc", "rr", "cc"]),
+                         ids=[str(t) for t in cfgmod.F64_TILES + EXTRA_TILES])
 def test_each_f64_tile_at_a_size_with_edges(tile, lay):
     rng = np.random.default_rng()
     a, b = make(rng, "float64", (1000, 700), lay[0]), make(rng, "float64", (700, 1100), lay[1])

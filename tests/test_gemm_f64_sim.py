@@ -2,8 +2,8 @@
 float64 NumPy: odd and prime shapes, K = 0 and 1, every layout, batches, alpha/beta/c, a fused
 epilogue, each loader path, each f64 tile shape and double-buffered fragments; with the
 m8n8k4.f64 MMAs of sm_80 (what the simulator runs by default), and again, on the cases of
-SM90_CASES, with the sm_90 shapes forced (mma.m16n8k8.f64, m16n8k4 with double-buffered
-fragments). Which one a compile picks for each arch is checked on the PTX.
+SM90_CASES, with the sm_90 shapes forced (mma.m16n8k16.f64, m16n8k8 with k-groups of 8,
+m16n8k4 with double-buffered fragments). Which one a compile picks for each arch is checked on the PTX.
 
 Runs in a child interpreter (the simulator must be enabled before numba.cuda is imported);
 fresh random inputs every run; the output is poisoned with NaN first.
@@ -17,7 +17,8 @@ import pytest
 from .simrun import simulated_result
 
 TILES = {None: None, "128x128": [128, 128, 128, 2, 4, 3], "128x64": [128, 64, 128, 2, 2, 3],
-         "64x64db": [64, 64, 128, 2, 2, 3, 8, 0, 1], "128x128db": [128, 128, 128, 2, 4, 3, 8, 0, 1]}
+         "64x64db": [64, 64, 128, 2, 2, 3, 8, 0, 1], "128x128db": [128, 128, 128, 2, 4, 3, 8, 0, 1],
+         "128x64k8": [128, 64, 128, 2, 2, 3, 8, 0, 0, 8]}
 
 CASES = [
     # (batch_a, batch_b), M, N, K, layouts (a, b), tile, scale of the inputs
@@ -45,13 +46,16 @@ CASES = [
     ((0, 0), 130, 129, 48, "cr", "128x128db", 1.0),
     ((0, 0), 23, 29, 31, "rr", None, 1e60),  # products near 1e120: no f32 anywhere
     ((0, 0), 23, 29, 31, "rc", None, 1e-60),  # products near 1e-120
+    # k-groups of 8 (mma_k=8, what ran before k-groups of 16): K tail, both majors
+    ((0, 0), 70, 65, 41, "rc", "128x64k8", 1.0),
+    ((2, 1), 33, 40, 50, "cr", "128x64k8", 1.0),
 ]
 
 # Through the sm_90 shapes (the kernel forced to them: the simulator has no compile target):
 # edges in M, N and K, K = 0 and 1, K tails, every major, batches, both tiles, double-buffered
 # fragments (k-groups of 4: m16n8k4), extreme values.
 SM90_CASES = [CASES[i] for i in (0, 1, 2, 3, 4, 5, 6, 7, 10, 11, 13, 15, 16, 17, 19, 20, 21,
-                                  22)]
+                                  22, 23, 24)]
 
 SCRIPT = r'''
 import functools, json, sys
@@ -153,8 +157,8 @@ def test_f64_gemm_with_sm90_mma_shapes_in_simulator(results, i):
 
 
 def test_the_sm90_cases_ran_the_sm90_instructions(results):
-    assert results["sm90_mma"] == ["mma.m16n8k4.f64 (forced)", "mma.m16n8k8.f64 (forced)"], \
-        results["sm90_mma"]
+    assert results["sm90_mma"] == ["mma.m16n8k16.f64 (forced)", "mma.m16n8k4.f64 (forced)",
+                                   "mma.m16n8k8.f64 (forced)"], results["sm90_mma"]
 
 
 @pytest.mark.parametrize("i", range(len(EXTRA)), ids=EXTRA)
@@ -175,10 +179,11 @@ def test_layout_and_loader_choices_are_what_the_cases_mean_to_cover(results):
     assert "copy of a" in plans[9] and "copy of b" in plans[9], plans[9]
     assert "128x128x128B tile, 2x4 warps" in plans[15], plans[15]
     assert all("fragments double-buffered" in p for p in plans[17:21]), plans[17:21]
+    assert all("k-groups of 8" in p for p in plans[23:25]), plans[23:25]
     sm90 = [r[3] for r in results["sm90"]]
     for what in ("a K-major", "a M-major", "b K-major", "b N-major", "ordinary loads",
                  "cp.async 16 B", "128x128x128B tile", "128x64x128B tile",
-                 "fragments double-buffered"):
+                 "fragments double-buffered", "k-groups of 8"):
         assert any(what in p for p in sm90), (what, sm90)
 
 
@@ -208,31 +213,31 @@ def test_fragment_reads_match_the_swizzled_tile_and_are_bank_conflict_free(kmajo
                     assert len(slots) == 16, (kmajor, rows, R, f, kk, sorted(i % 16 for i in half))
 
 
-def _dmma_ptx(arch, frag_db=0, mma="target"):
+def _dmma_ptx(arch, frag_db=0, mma="target", mma_k=0):
     from numba import types
 
     from nbkernels import toolchain
     from nbkernels.matmul import config, dmma_kernel, run
 
-    tile = dataclasses.replace(config.F64_TILES[0], frag_db=frag_db)
+    tile = dataclasses.replace(config.F64_TILES[0], frag_db=frag_db, mma_k=mma_k)
     kernel = dmma_kernel.build_kernel(tile, True, False, True, mma=mma)
     return toolchain.compile_ptx_for(kernel, run._mma_sig(types.float64, types.Tuple(())), arch)
 
 
-@pytest.mark.parametrize("arch,frag_db,want", [("sm_80", 0, "m8n8k4"), ("sm_90", 0, "m16n8k8"),
-                                               ("sm_90a", 0, "m16n8k8"),
-                                               ("sm_90a", 1, "m16n8k4")])
-def test_the_mma_instruction_follows_the_compile_target(arch, frag_db, want):
+@pytest.mark.parametrize("arch,frag_db,mma_k,want", [
+    ("sm_80", 0, 0, "m8n8k4"), ("sm_90", 0, 0, "m16n8k16"), ("sm_90a", 0, 0, "m16n8k16"),
+    ("sm_90a", 0, 8, "m16n8k8"), ("sm_80", 0, 8, "m8n8k4"), ("sm_90a", 1, 0, "m16n8k4")])
+def test_the_mma_instruction_follows_the_compile_target(arch, frag_db, mma_k, want):
     """One kernel source: the f64 shapes of sm_90 where the target has them, m8n8k4 below."""
-    ptx = _dmma_ptx(arch, frag_db)
+    ptx = _dmma_ptx(arch, frag_db, mma_k=mma_k)
     shapes = set(re.findall(r"mma\.sync\.aligned\.(m\d+n\d+k\d+)\.row\.col\.f64", ptx))
-    assert shapes == {want}, (arch, frag_db, shapes)
+    assert shapes == {want}, (arch, frag_db, mma_k, shapes)
 
 
 def test_forcing_the_sm90_shapes_below_sm90_is_an_arch_error():
     from nbkernels import ArchError
 
-    with pytest.raises(ArchError, match=r"mma_m16n8k8_f64 .* needs sm_90 or newer, but this "
+    with pytest.raises(ArchError, match=r"mma_m16n8k16_f64 .* needs sm_90 or newer, but this "
                                         r"kernel is being compiled for sm_80"):
         _dmma_ptx("sm_80", mma="sm90")
 
@@ -265,6 +270,14 @@ def test_f64_dispatch_by_compute_capability(monkeypatch, arch, variant):
      r"the dmma variant computes float64 only, not f16"),
     (lambda api, a, b: api.plan(a, b, tile=api.cfgmod.TileConfig(128, 128, 64, 2, 2, 4)),
      r"cannot run f64: f64 stages 16 doubles of K \(bk_bytes 128\)"),
+    (lambda api, a, b: api.plan(a.astype("float16"), b.astype("float16"), variant="sm80",
+                                tile=api.cfgmod.TileConfig(128, 128, 64, 2, 2, 4, mma_k=8)),
+     r"cannot run f16: mma_k chooses the float64 kernel's k-group"),
+    (lambda api, a, b: api.plan(a, b, tile=api.cfgmod.TileConfig(128, 64, 128, 2, 2, 4, mma_k=12)),
+     r"mma_k must be 0 \(default\), 8 or 16, got 12"),
+    (lambda api, a, b: api.plan(a, b, tile=api.cfgmod.TileConfig(64, 64, 128, 2, 2, 3, frag_db=1,
+                                                                  mma_k=8)),
+     r"double-buffered fragments use k-groups of 4; mma_k does not apply"),
 ])
 def test_f64_misuse_is_a_clear_error(call, message):
     from nbkernels import NbkernelsError

@@ -86,7 +86,8 @@ def test_probe_compiles_to_expected_sass(name, arch):
 
 # The sm_90 f64 shapes (PTX ISA 7.8): each assembles to its own DMMA shape, not to m8n8k4 ones,
 # and sm_80 .. sm_89, which have m8n8k4.f64 only, refuse them with the typed error.
-SM90_F64 = {"mma_m16n8k4_f64": "DMMA.16x8x4", "mma_m16n8k8_f64": "DMMA.16x8x8"}
+SM90_F64 = {"mma_m16n8k4_f64": "DMMA.16x8x4", "mma_m16n8k8_f64": "DMMA.16x8x8",
+            "mma_m16n8k16_f64": "DMMA.16x8x16"}
 
 
 @needs_ptxas
@@ -95,7 +96,7 @@ SM90_F64 = {"mma_m16n8k4_f64": "DMMA.16x8x4", "mma_m16n8k8_f64": "DMMA.16x8x8"}
 def test_sm90_f64_mma_assembles_to_its_dmma_shape(name, arch):
     target = Arch.parse(arch)
     ptx = _compile(probes.PROBES[name], target)
-    assert re.search(r"mma\.sync\.aligned\.m16n8k\d\.row\.col\.f64\.f64\.f64\.f64", ptx)
+    assert re.search(r"mma\.sync\.aligned\.m16n8k\d+\.row\.col\.f64\.f64\.f64\.f64", ptx)
     sass = toolchain.disassemble(toolchain.assemble(ptx, target).cubin)
     dmma = set(re.findall(r"\bDMMA\.[\dx]+", sass))
     assert dmma == {SM90_F64[name]}, (name, arch, dmma)
@@ -104,7 +105,7 @@ def test_sm90_f64_mma_assembles_to_its_dmma_shape(name, arch):
 @pytest.mark.parametrize("arch", ["sm_80", "sm_89"])
 @pytest.mark.parametrize("name", sorted(SM90_F64))
 def test_sm90_f64_mma_is_refused_below_sm90(name, arch):
-    with pytest.raises(ArchError, match=rf"{name} \(mma\.sync\.aligned\.m16n8k\d\.row\.col\.f64"
+    with pytest.raises(ArchError, match=rf"{name} \(mma\.sync\.aligned\.m16n8k\d+\.row\.col\.f64"
                                         rf"\.f64\.f64\.f64\) needs sm_90 or newer, but this "
                                         rf"kernel is being compiled for {arch}"):
         _compile(probes.PROBES[name], Arch.parse(arch))

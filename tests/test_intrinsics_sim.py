@@ -113,13 +113,14 @@ def test_shim_keeps_shared_arrays_apart():
 
 
 def test_sm90_f64_fragment_layouts_are_the_ptx_isa_ones():
-    """The layouts the m16n8k4/m16n8k8 f64 specs (and their probes and simulator) use, against
-    the PTX ISA's formulas (9.7.14.5, "Matrix Fragments for mma.m16n8k4 / m16n8k8", .f64),
+    """The layouts the m16n8k4/k8/k16 f64 specs (and their probes and simulator) use, against
+    the PTX ISA's formulas (9.7.14.5, "Matrix Fragments for mma.m16n8k4 / m16n8k8 / m16n8k16", .f64),
     written out here; the GEMM relies on m16n8k8's A being two m8n8k4 A fragments (rows g and
     g + 8) for k-quarters 0 and 1, and its B two m8n8k4 B fragments."""
     from nbkernels.intrinsics import REGISTRY
 
-    k4, k8 = (REGISTRY[n].spec.extra for n in ("mma_m16n8k4_f64", "mma_m16n8k8_f64"))
+    k4, k8, k16 = (REGISTRY[n].spec.extra
+                   for n in ("mma_m16n8k4_f64", "mma_m16n8k8_f64", "mma_m16n8k16_f64"))
     for lane in range(32):
         g, t = lane >> 2, lane % 4
         acc = [(g, 2 * t), (g, 2 * t + 1), (g + 8, 2 * t), (g + 8, 2 * t + 1)]
@@ -128,6 +129,11 @@ def test_sm90_f64_fragment_layouts_are_the_ptx_isa_ones():
         assert [k8["a_layout"](lane, i) for i in range(4)] == [(g, t), (g + 8, t), (g, t + 4),
                                                                (g + 8, t + 4)]
         assert [k8["b_layout"](lane, i) for i in range(2)] == [(t, g), (t + 4, g)]
-        for ex in (k4, k8):
+        assert [k16["a_layout"](lane, i) for i in range(8)] == [
+            (g, t), (g + 8, t), (g, t + 4), (g + 8, t + 4), (g, t + 8), (g + 8, t + 8),
+            (g, t + 12), (g + 8, t + 12)]
+        assert [k16["b_layout"](lane, i) for i in range(4)] == [(t, g), (t + 4, g), (t + 8, g),
+                                                                (t + 12, g)]
+        for ex in (k4, k8, k16):
             assert [ex["acc_layout"](lane, i) for i in range(4)] == acc
-    assert k4["shape"] == (16, 8, 4) and k8["shape"] == (16, 8, 8)
+    assert k4["shape"] == (16, 8, 4) and k8["shape"] == (16, 8, 8) and k16["shape"] == (16, 8, 16)

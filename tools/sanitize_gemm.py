@@ -1,6 +1,8 @@
 """Edge-shape GEMMs of every variant, for compute-sanitizer (memcheck, racecheck).
 
-    compute-sanitizer --tool memcheck python3 tools/sanitize_gemm.py
+    compute-sanitizer --tool memcheck python3 tools/sanitize_gemm.py [DTYPE ...]
+
+With dtypes named (e.g. ``float64``), only their cases run.
 """
 import sys
 
@@ -35,6 +37,8 @@ if cupy.cuda.Device().compute_capability == "90":  # Hopper-only variants
         ("float64", 130, 70, 300, "cr", "dmma", None),
     ]
 
+if sys.argv[1:]:
+    CASES = [c for c in CASES if c[0] in sys.argv[1:]]
 rng = np.random.default_rng()
 worst = 0.0
 for dtype, m, n, k, lay, variant, prec in CASES:

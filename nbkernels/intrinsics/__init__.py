@@ -90,6 +90,7 @@ from .mma import (
     mma_m8n8k4_f64,
     mma_m16n8k4_f64,
     mma_m16n8k8_f64,
+    mma_m16n8k16_f64,
     mma_m16n8k8_f16_f16,
     mma_m16n8k8_f16_f32,
     mma_m16n8k8_tf32_f32,

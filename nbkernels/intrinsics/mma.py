@@ -202,14 +202,17 @@ mma_m16n8k32_u8_s32 = _mma("mma_m16n8k32_u8_s32", (16, 8, 32), "u8", "s32", 4, 2
 mma_m8n8k4_f64 = _mma("mma_m8n8k4_f64", (8, 8, 4), "f64", "f64", 1, 1, 2,
                       a_m8n8k4_f64, b_m8n8k4_f64, SM80, (7, 0), ("DMMA",), n_elems=2,
                       operand_type=types.float64)
-# The f64 shapes of PTX ISA 7.8 (sm_90+), SASS DMMA.16x8x4 / DMMA.16x8x8 (not m8n8k4 pairs).
-# m16n8k16.f64 (DMMA.16x8x16) is not declared yet: its A takes 8 registers, and the probes'
-# fragment loaders (probes._make_mma_probe) take at most 4.
+# The f64 shapes of PTX ISA 7.8 (sm_90+), SASS DMMA.16x8x4 / DMMA.16x8x8 / DMMA.16x8x16 (not
+# m8n8k4 pairs). m16n8k16 extends m16n8k8's layouts along K: A element i at row g + 8 (i % 2),
+# k t + 4 (i // 2) for i < 8; B element i at k t + 4 i for i < 4.
 mma_m16n8k4_f64 = _mma("mma_m16n8k4_f64", (16, 8, 4), "f64", "f64", 2, 1, 4,
                        a_m16n8k4_f64, b_m8n8k4_f64, SM90, (7, 8), ("DMMA",),
                        operand_type=types.float64, acc_layout=acc_m16n8)
 mma_m16n8k8_f64 = _mma("mma_m16n8k8_f64", (16, 8, 8), "f64", "f64", 4, 2, 4,
                        a_m16n8k8_tf32, b_m16n8k8_tf32, SM90, (7, 8), ("DMMA",),
                        operand_type=types.float64, acc_layout=acc_m16n8)
+mma_m16n8k16_f64 = _mma("mma_m16n8k16_f64", (16, 8, 16), "f64", "f64", 8, 4, 4,
+                        a_m16n8k8_tf32, b_m16n8k8_tf32, SM90, (7, 8), ("DMMA",),
+                        operand_type=types.float64, acc_layout=acc_m16n8)
 
 __all__ = [n for n in dir() if n.startswith("mma_")]

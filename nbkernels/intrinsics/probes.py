@@ -121,7 +121,12 @@ def _make_mma_probe(intr):
 
     def loader(layout, count):
         opreg = make_opreg(layout)
-        if count == 4:
+        if count == 8:  # A of m16n8k16.f64
+            @_device
+            def load(X, lane):
+                return (opreg(X, lane, 0), opreg(X, lane, 1), opreg(X, lane, 2), opreg(X, lane, 3),
+                        opreg(X, lane, 4), opreg(X, lane, 5), opreg(X, lane, 6), opreg(X, lane, 7))
+        elif count == 4:
             @_device
             def load(X, lane):
                 return (opreg(X, lane, 0), opreg(X, lane, 1), opreg(X, lane, 2), opreg(X, lane, 3))

@@ -28,6 +28,9 @@ class TileConfig:
     # 1: double-buffer the mma.sync kernel's fragments: k-step kk+1's ldmatrix (across the
     # stage boundary too) is issued before k-step kk's MMAs. Not measured yet: off by default.
     frag_db: int = 0
+    # float64 only: the K of one MMA k-group, 16 (mma.m16n8k16.f64 on sm_90+, the default as 0)
+    # or 8 (m16n8k8, what ran before; kept to compare); frag_db uses groups of 4
+    mma_k: int = 0
 
     def __post_init__(self):
         wm, wn = self.bm // self.warps_m, self.bn // self.warps_n
@@ -38,6 +41,8 @@ class TileConfig:
             problems.append(f"warp tile {wm}x{wn} must be a multiple of 16x16")
         if self.bk_bytes not in (64, 128):
             problems.append(f"bk_bytes must be 64 or 128, got {self.bk_bytes}")
+        if self.mma_k not in (0, 8, 16):
+            problems.append(f"mma_k must be 0 (default), 8 or 16, got {self.mma_k}")
         if not 2 <= self.stages <= 8:
             problems.append(f"stages must be in [2, 8], got {self.stages}")
         if problems:
@@ -50,7 +55,9 @@ class TileConfig:
     @property
     def key(self) -> tuple:
         return (self.bm, self.bn, self.bk_bytes, self.warps_m, self.warps_n, self.stages,
-                self.group_m, self.min_blocks) + ((self.frag_db,) if self.frag_db else ())
+                self.group_m, self.min_blocks) + (
+                    (self.frag_db, self.mma_k) if self.mma_k else
+                    (self.frag_db,) if self.frag_db else ())  # TileConfig(*key) rebuilds it
 
     def bk(self, kind: str) -> int:
         return self.bk_bytes // ELEMENT_BYTES[kind]
@@ -62,7 +69,8 @@ class TileConfig:
         return (f"{self.bm}x{self.bn}x{self.bk_bytes}B tile, {self.warps_m}x{self.warps_n} warps, "
                 f"{self.stages} stages" + (f", >={self.min_blocks} blocks/SM" if self.min_blocks
                                            else "")
-                + (", fragments double-buffered" if self.frag_db else ""))
+                + (", fragments double-buffered" if self.frag_db else "")
+                + (f", k-groups of {self.mma_k}" if self.mma_k else ""))
 
 
 # The candidates the autotuner measures; the heuristic below picks among them.
@@ -106,6 +114,10 @@ def misfit(cfg: TileConfig, kind: str) -> str | None:
     """Why ``cfg`` cannot run ``kind`` (None: it can)."""
     if kind == "f64" and cfg.bk_bytes != 128:
         return "f64 stages 16 doubles of K (bk_bytes 128)"
+    if cfg.mma_k and kind != "f64":
+        return "mma_k chooses the float64 kernel's k-group; other kinds have none"
+    if cfg.mma_k and cfg.frag_db:
+        return "double-buffered fragments use k-groups of 4; mma_k does not apply"
     return None
 
 

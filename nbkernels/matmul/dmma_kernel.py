@@ -15,16 +15,18 @@ Design (per block of ``threads`` threads computing a ``bm x bn`` tile of D):
   (K-major) or four k (M/N-major) at once. The 16-byte chunk index is XORed with
   ``2 * (row & 3)``, which puts those four rows in four different chunk pairs of the 128-byte
   bank window (two wavefronts per warp, the minimum for 256 bytes);
-* K advances in k-groups of 8: a warp loads the m8n8k4 fragments of each of its 8-row and
-  8-column fragments for the group's two k-quarters, then multiplies each 16x8 piece of its
-  ``wm x wn`` sub-tile. The instruction is chosen when the kernel is compiled, by the target
-  (CUDA C++'s ``#if __CUDA_ARCH__ >= 900``, here at lowering: ``_group_by_target``): sm_90 and
-  newer issue one ``mma.m16n8k8.f64`` (SASS DMMA.16x8x8), what CUTLASS uses there (H200 run 7:
-  DMMA.884 reached 25-26.5 TFLOPS, under the ~33 that A100's per-SM DMMA rate allows, against
-  62 for cuBLAS); sm_80 to sm_89 issue four ``mma.m8n8k4.f64`` (DMMA.884) on the same
-  registers, k-quarter 0 before 1 for each accumulator as the m8n8k4 kernel before did, so
-  their results are unchanged. A k-group of the 64x32 warp tile is 16 DMMA.16x8x8 (1024 FMA
-  each) or 64 DMMA.884 (256 each);
+* K advances a whole stage (16 doubles, four k-quarters of 4) per k-group: a warp loads the
+  m8n8k4 B fragments of its 8-column fragments for the four quarters, then for each 16-row
+  piece of its ``wm x wn`` sub-tile that piece's two A fragments and the piece's MMAs. The
+  instruction is chosen when the kernel is compiled, by the target (CUDA C++'s ``#if
+  __CUDA_ARCH__ >= 900``, here at lowering: ``_group_by_target``): sm_90 and newer issue one
+  ``mma.m16n8k16.f64`` (SASS DMMA.16x8x16) per piece and column fragment, the shape CUTLASS's
+  Hopper DGEMM uses; sm_80 to sm_89 issue eight ``mma.m8n8k4.f64`` (DMMA.884) on the same
+  registers, k-quarters 0 to 3 in order for each accumulator as the m8n8k4 kernel always did,
+  so their results are unchanged. A k-group of the 64x32 warp tile is 16 DMMA.16x8x16 (2048
+  FMA each) or 128 DMMA.884 (256 each). ``TileConfig.mma_k=8`` keeps the k-groups of 8 that
+  ran before (``mma.m16n8k8.f64``, DMMA.16x8x8, two per piece and stage; H200 session 5:
+  0.73-0.77x cuBLAS), to compare;
 * ``frag_db=1`` loads k-group kg+1's fragments before group kg's MMAs, across the stage
   boundary too (the wait and barrier move before a stage's last group), in k-groups of 4
   (``mma.m16n8k4.f64`` on sm_90+, two m8n8k4 below): doubled groups of 8 spill 72 / 124 B on
@@ -55,9 +57,26 @@ SM90 = Arch(9, 0)
 
 
 # --- one k-group of one 16x8 accumulator piece: D = A (16 x k) @ B (k x 8) + C, f64 ----------
-# k = 8: a is the m16n8k8 A fragment (rows g / g + 8 of k-quarter 0, then of k-quarter 1), b
+# k = 16: a is the m16n8k16 A fragment (rows g / g + 8 of k-quarters 0, 1, 2, 3), b the B
+# fragment of the four k-quarters; k = 8: a is the m16n8k8 A fragment (rows g / g + 8 of k-quarter 0, then of k-quarter 1), b
 # the B fragment of k-quarters 0 and 1; k = 4: a holds rows g / g + 8, b one double. c: the
 # m16n8 accumulators (row g: c0 c1, row g + 8: c2 c3).
+def _k16_sm90(a, b, c):
+    return I.mma_m16n8k16_f64(a, b, c)
+
+
+def _k16_m8n8k4(a, b, c):  # k-quarters 0..3 in order: the same sums as two groups of 8
+    lo = I.mma_m8n8k4_f64(a[0], b[0], (c[0], c[1]))
+    hi = I.mma_m8n8k4_f64(a[1], b[0], (c[2], c[3]))
+    lo = I.mma_m8n8k4_f64(a[2], b[1], lo)
+    hi = I.mma_m8n8k4_f64(a[3], b[1], hi)
+    lo = I.mma_m8n8k4_f64(a[4], b[2], lo)
+    hi = I.mma_m8n8k4_f64(a[5], b[2], hi)
+    lo = I.mma_m8n8k4_f64(a[6], b[3], lo)
+    hi = I.mma_m8n8k4_f64(a[7], b[3], hi)
+    return (lo[0], lo[1], hi[0], hi[1])
+
+
 def _k8_sm90(a, b, c):
     return I.mma_m16n8k8_f64(a, b, c)
 
@@ -81,7 +100,8 @@ def _k4_m8n8k4(a, b, c):
 
 
 #: (group K, instructions) -> the k-group MMA; "sm90" (m16n8kK) needs sm_90, "m8n8k4" sm_80
-GROUP_MMA = {(8, "sm90"): _k8_sm90, (8, "m8n8k4"): _k8_m8n8k4,
+GROUP_MMA = {(16, "sm90"): _k16_sm90, (16, "m8n8k4"): _k16_m8n8k4,
+             (8, "sm90"): _k8_sm90, (8, "m8n8k4"): _k8_m8n8k4,
              (4, "sm90"): _k4_sm90, (4, "m8n8k4"): _k4_m8n8k4}
 MMA_CHOICES = ("target", "sm90", "m8n8k4")
 
@@ -115,7 +135,7 @@ def _group_by_target(k):
 
 
 def group_mma(k, mma):
-    """The MMA of a k-group of ``k`` (8 or 4): ``mma`` "target" picks m16n8k{k} when compiling
+    """The MMA of a k-group of ``k`` (16, 8 or 4): ``mma`` "target" picks m16n8k{k} when compiling
     for sm_90+ and m8n8k4 below; "sm90" (m16n8k{k}) or "m8n8k4" force one. numba's simulator
     compiles nothing, and runs m8n8k4 for "target"."""
     if mma not in MMA_CHOICES:
@@ -167,19 +187,21 @@ def frag_index(kmajor, ROWD, terms, f, kk):
 def build_kernel(cfg: TileConfig, a_kmajor: bool, b_kmajor: bool, async_copy: bool,
                  epilogue=None, n_extra: int = 0, partial: bool = False, mma: str = "target"):
     """The kernel for one (config, layouts, loader, epilogue); see the module docstring.
-    ``mma``: "target" (the instruction by compile target), or forced: "sm90" (m16n8k8, or
-    m16n8k4 with frag_db) or "m8n8k4"."""
+    ``mma``: "target" (the instruction by compile target), or forced: "sm90" (m16n8k16;
+    m16n8k8 with ``cfg.mma_k`` 8, m16n8k4 with frag_db) or "m8n8k4"."""
     if partial:
         raise ValueError("the f64 kernel has no split-K partials")
     why = misfit(cfg, "f64")
     if why:
         raise ValueError(f"{cfg}: {why}")
     FRAG_DB = bool(cfg.frag_db)
-    MMA_K = 4 if FRAG_DB else 8  # K of a k-group (doubled groups of 8 spill: module docstring)
+    # K of a k-group: the whole stage (16) by default, 8 on request (cfg.mma_k), 4 with
+    # frag_db (doubled groups of 8 spill: module docstring)
+    MMA_K = 4 if FRAG_DB else (cfg.mma_k or 16)
     group = group_mma(MMA_K, mma)
     BM, BN, STAGES = cfg.bm, cfg.bn, cfg.stages
     BK = cfg.bk_bytes // ESZ
-    KSTEPS = BK // MMA_K  # k-groups per stage: 2 (4 with frag_db), unrolled by hand below
+    KSTEPS = BK // MMA_K  # k-groups per stage: 1, 2 (mma_k 8) or 4 (frag_db), unrolled below
     Q = MMA_K // KSTEP  # k-quarters per group
     WARPS_N = cfg.warps_n
     WM, WN = BM // cfg.warps_m, BN // cfg.warps_n
@@ -216,7 +238,14 @@ def build_kernel(cfg: TileConfig, a_kmajor: bool, b_kmajor: bool, async_copy: bo
                 bfrag[buf, n, q] = sm64[s_dbl + A_DBL + frag_index(b_kmajor, B_ROWD, b_terms, n,
                                                                    Q * kk + q)]
 
-    if Q == 2:
+    if Q == 4:
+        @_dev
+        def group_operands(afrag, bfrag, buf, p, n):
+            return ((afrag[buf, 2 * p, 0], afrag[buf, 2 * p + 1, 0], afrag[buf, 2 * p, 1],
+                     afrag[buf, 2 * p + 1, 1], afrag[buf, 2 * p, 2], afrag[buf, 2 * p + 1, 2],
+                     afrag[buf, 2 * p, 3], afrag[buf, 2 * p + 1, 3]),
+                    (bfrag[buf, n, 0], bfrag[buf, n, 1], bfrag[buf, n, 2], bfrag[buf, n, 3]))
+    elif Q == 2:
         @_dev
         def group_operands(afrag, bfrag, buf, p, n):
             return ((afrag[buf, 2 * p, 0], afrag[buf, 2 * p + 1, 0], afrag[buf, 2 * p, 1],
@@ -225,6 +254,25 @@ def build_kernel(cfg: TileConfig, a_kmajor: bool, b_kmajor: bool, async_copy: bo
         @_dev
         def group_operands(afrag, bfrag, buf, p, n):
             return (afrag[buf, 2 * p, 0], afrag[buf, 2 * p + 1, 0]), bfrag[buf, n, 0]
+
+    @_dev
+    def piecewise(sm64, s_dbl, a_terms, b_terms, afrag, bfrag, acc):
+        """A whole-stage k-group (k = 16): B's fragments of the four k-quarters first, then per
+        16-row piece its two A fragments and its MMAs. A is read piece by piece: all of the
+        warp tile's A fragments of four quarters at once would be 32 doubles more live (64
+        registers on 64-row warp tiles, past the 255 cap beside 128 of accumulators)."""
+        for q in range(Q):
+            for n in range(NF):
+                bfrag[0, n, q] = sm64[s_dbl + A_DBL + frag_index(b_kmajor, B_ROWD, b_terms, n, q)]
+        for p in range(MP):
+            for q in range(Q):
+                for f in range(2 * p, 2 * p + 2):
+                    afrag[0, f, q] = sm64[s_dbl + frag_index(a_kmajor, A_ROWD, a_terms, f, q)]
+            for n in range(NF):
+                a, b = group_operands(afrag, bfrag, 0, p, n)
+                d = group(a, b, (acc[p, n, 0], acc[p, n, 1], acc[p, n, 2], acc[p, n, 3]))
+                for i in range(4):
+                    acc[p, n, i] = d[i]
 
     @_dev
     def mmas(buf, afrag, bfrag, acc):
@@ -258,8 +306,11 @@ def build_kernel(cfg: TileConfig, a_kmajor: bool, b_kmajor: bool, async_copy: bo
                 cuda.syncthreads()
                 next_stage(smem, kt, ktiles, kfull, interior, a_base, b_base, sta, stb, m0, n0,
                            M, N, K, lda, ldb, tid)
-            load_frags(sm64, s_dbl, kk, 0, a_terms, b_terms, afrag, bfrag)
-            mmas(0, afrag, bfrag, acc)
+            if KSTEPS == 1:
+                piecewise(sm64, s_dbl, a_terms, b_terms, afrag, bfrag, acc)
+            else:
+                load_frags(sm64, s_dbl, kk, 0, a_terms, b_terms, afrag, bfrag)
+                mmas(0, afrag, bfrag, acc)
             return
         # double-buffered: the next k-group's fragments first (at the last k-group the next
         # stage's, after the barrier of k-group KSTEPS-2), then this k-group's MMAs
@@ -339,8 +390,9 @@ def build_kernel(cfg: TileConfig, a_kmajor: bool, b_kmajor: bool, async_copy: bo
             # overlapping one group's loads with the previous one's MMAs)
             kstep(0, sm64, smem, s_dbl, nx_dbl, kt, ktiles, kfull, interior, a_base, b_base,
                   sta, stb, m0, n0, M, N, K, lda, ldb, tid, offs, afrag, bfrag, acc)
-            kstep(1, sm64, smem, s_dbl, nx_dbl, kt, ktiles, kfull, interior, a_base, b_base,
-                  sta, stb, m0, n0, M, N, K, lda, ldb, tid, offs, afrag, bfrag, acc)
+            if KSTEPS >= 2:
+                kstep(1, sm64, smem, s_dbl, nx_dbl, kt, ktiles, kfull, interior, a_base,
+                      b_base, sta, stb, m0, n0, M, N, K, lda, ldb, tid, offs, afrag, bfrag, acc)
             if KSTEPS == 4:
                 kstep(2, sm64, smem, s_dbl, nx_dbl, kt, ktiles, kfull, interior, a_base,
                       b_base, sta, stb, m0, n0, M, N, K, lda, ldb, tid, offs, afrag, bfrag, acc)
