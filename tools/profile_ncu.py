@@ -4,8 +4,10 @@ profiled range, then launched once between cudaProfilerStart/Stop, so that
     ncu --profile-from-start off --section SpeedOfLight ... python3 tools/profile_ncu.py gemm 4096
 
 profiles exactly one launch of each. ``gemm N [cfg ...]``: the sm90a kernel (default config,
-then each ``BMxBNxSTAGES[p]``) and cuBLAS (torch.matmul), bf16 N^3. ``rows R N op ...``: the
-row kernels on bf16 R x N (ops: rms, rms_res, layer_norm, softmax, swiglu).
+then each ``BMxBNxSTAGES[p]``) and cuBLAS (torch.matmul), bf16 N^3. ``dgemm N [tile ...]``:
+the float64 kernel (default tile, then each tile as ``TileConfig`` fields, e.g.
+``128,64,128,2,2,4,min_blocks=2,mma_k=8``) and cuBLAS DGEMM, float64 N^3. ``rows R N op ...``:
+the row kernels on bf16 R x N (ops: rms, rms_res, layer_norm, softmax, swiglu).
 """
 import sys
 
@@ -26,6 +28,16 @@ def gemm(n, *cfgs):
     return calls
 
 
+def dgemm(n, *tiles):
+    from nbkernels.matmul.bench import parse_tiles
+
+    a = torch.randn(n, n, device="cuda", dtype=torch.float64)
+    b = torch.randn(n, n, device="cuda", dtype=torch.float64)
+    cfgs = [None] + parse_tiles(";".join(tiles)) if tiles else [None]
+    calls = [lambda c=c: nbkernels.gemm(a, b, tile=c) for c in cfgs]
+    return calls + [lambda: torch.matmul(a, b)]
+
+
 def rows(r, n, *ops):
     x = torch.randn(r, n, device="cuda").bfloat16()
     res = torch.randn(r, n, device="cuda").bfloat16()
@@ -41,8 +53,10 @@ def rows(r, n, *ops):
 
 def main(argv):
     what, *args = argv
-    calls = gemm(int(args[0]), *args[1:]) if what == "gemm" else \
-        rows(int(args[0]), int(args[1]), *args[2:])
+    if what == "rows":
+        calls = rows(int(args[0]), int(args[1]), *args[2:])
+    else:
+        calls = {"gemm": gemm, "dgemm": dgemm}[what](int(args[0]), *args[1:])
     for f in calls:
         for _ in range(3):
             f()
