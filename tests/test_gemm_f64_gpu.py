@@ -1,6 +1,6 @@
-"""float64 GEMM on the tensor cores (dmma_kernel: mma.m16n8k16.f64 on sm_90+, m8n8k4 below) on a
+"""float64 GEMM on the tensor cores (dmma_kernel: mma.m16n8k8.f64 on sm_90+, m8n8k4 below) on a
 real GPU: random shapes, strides, transposes, batches, alpha/beta/c against float64 NumPy,
-outputs poisoned first; the large tiles at a size that uses them (and k-groups of 8), a fused
+outputs poisoned first; the large tiles at a size that uses them (and k-groups of 16), a fused
 epilogue, the ordinary-load path, repeat calls, torch tensors and the forced SIMT variant."""
 import numpy as np
 import pytest
@@ -49,8 +49,8 @@ def test_random_f64_sweep(seed):
 
 
 DB = cfgmod.TileConfig(128, 128, 128, 2, 4, 3, frag_db=1)  # measured by tools/device_gemm80.sh
-K8 = cfgmod.TileConfig(128, 64, 128, 2, 2, 4, min_blocks=2, mma_k=8)  # the k-groups before 16
-EXTRA_TILES = (DB, K8)
+K16 = cfgmod.TileConfig(128, 64, 128, 2, 2, 4, min_blocks=2, mma_k=16)  # mma.m16n8k16.f64
+EXTRA_TILES = (DB, K16)
 
 
 @pytest.mark.parametrize("tile,lay", zip(cfgmod.F64_TILES + EXTRA_TILES,

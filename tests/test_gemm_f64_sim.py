@@ -2,7 +2,7 @@
 float64 NumPy: odd and prime shapes, K = 0 and 1, every layout, batches, alpha/beta/c, a fused
 epilogue, each loader path, each f64 tile shape and double-buffered fragments; with the
 m8n8k4.f64 MMAs of sm_80 (what the simulator runs by default), and again, on the cases of
-SM90_CASES, with the sm_90 shapes forced (mma.m16n8k16.f64, m16n8k8 with k-groups of 8,
+SM90_CASES, with the sm_90 shapes forced (mma.m16n8k8.f64, m16n8k16 with k-groups of 16,
 m16n8k4 with double-buffered fragments). Which one a compile picks for each arch is checked on the PTX.
 
 Runs in a child interpreter (the simulator must be enabled before numba.cuda is imported);
@@ -18,7 +18,7 @@ from .simrun import simulated_result
 
 TILES = {None: None, "128x128": [128, 128, 128, 2, 4, 3], "128x64": [128, 64, 128, 2, 2, 3],
          "64x64db": [64, 64, 128, 2, 2, 3, 8, 0, 1], "128x128db": [128, 128, 128, 2, 4, 3, 8, 0, 1],
-         "128x64k8": [128, 64, 128, 2, 2, 3, 8, 0, 0, 8]}
+         "128x64k16": [128, 64, 128, 2, 2, 3, 8, 0, 0, 16]}
 
 CASES = [
     # (batch_a, batch_b), M, N, K, layouts (a, b), tile, scale of the inputs
@@ -46,9 +46,9 @@ CASES = [
     ((0, 0), 130, 129, 48, "cr", "128x128db", 1.0),
     ((0, 0), 23, 29, 31, "rr", None, 1e60),  # products near 1e120: no f32 anywhere
     ((0, 0), 23, 29, 31, "rc", None, 1e-60),  # products near 1e-120
-    # k-groups of 8 (mma_k=8, what ran before k-groups of 16): K tail, both majors
-    ((0, 0), 70, 65, 41, "rc", "128x64k8", 1.0),
-    ((2, 1), 33, 40, 50, "cr", "128x64k8", 1.0),
+    # k-groups of 16 (mma_k=16, a stage per group, A read per 16-row piece): K tail, majors
+    ((0, 0), 70, 65, 41, "rc", "128x64k16", 1.0),
+    ((2, 1), 33, 40, 50, "cr", "128x64k16", 1.0),
 ]
 
 # Through the sm_90 shapes (the kernel forced to them: the simulator has no compile target):
@@ -179,11 +179,11 @@ def test_layout_and_loader_choices_are_what_the_cases_mean_to_cover(results):
     assert "copy of a" in plans[9] and "copy of b" in plans[9], plans[9]
     assert "128x128x128B tile, 2x4 warps" in plans[15], plans[15]
     assert all("fragments double-buffered" in p for p in plans[17:21]), plans[17:21]
-    assert all("k-groups of 8" in p for p in plans[23:25]), plans[23:25]
+    assert all("k-groups of 16" in p for p in plans[23:25]), plans[23:25]
     sm90 = [r[3] for r in results["sm90"]]
     for what in ("a K-major", "a M-major", "b K-major", "b N-major", "ordinary loads",
                  "cp.async 16 B", "128x128x128B tile", "128x64x128B tile",
-                 "fragments double-buffered", "k-groups of 8"):
+                 "fragments double-buffered", "k-groups of 16"):
         assert any(what in p for p in sm90), (what, sm90)
 
 
@@ -213,6 +213,30 @@ def test_fragment_reads_match_the_swizzled_tile_and_are_bank_conflict_free(kmajo
                     assert len(slots) == 16, (kmajor, rows, R, f, kk, sorted(i % 16 for i in half))
 
 
+@pytest.mark.parametrize("kmajor,rows", [(True, 128), (False, 128), (False, 64), (False, 32)])
+def test_fragment_byte_addresses_are_the_fragment_indices(kmajor, rows):
+    """The loads' addresses (a per-thread base chosen by frag_slot, a constant frag_offset, the
+    stage's offset) are 8 x frag_index from the operand's first byte, for every lane, fragment
+    and k-quarter, in every stage."""
+    from nbkernels.matmul import dmma_kernel as dk
+
+    bk, byte0 = 16, 4096  # the operand starting 4 KB into shared memory
+    rowd = bk if kmajor else rows
+    for R in range(0, rows, 16):
+        for lane in range(32):
+            g, t = lane >> 2, lane & 3
+            terms = dk.operand_terms.py_func(kmajor, rowd, R, g, t)
+            bases = dk.frag_bases.py_func(kmajor, dk.frag_seeds.py_func(kmajor, terms, byte0))
+            for s_dbl in (0, 3 * 1536):
+                for f in range(4):
+                    for kk in range(bk // 4):
+                        addr = (int(bases[dk.frag_slot.py_func(kmajor, f, kk)]) + s_dbl * 8
+                                + dk.frag_offset.py_func(kmajor, rowd, f, kk))
+                        want = byte0 + 8 * (s_dbl + dk.frag_index.py_func(kmajor, rowd, terms, f,
+                                                                          kk))
+                        assert addr == want, (kmajor, rows, R, lane, s_dbl, f, kk, addr, want)
+
+
 def _dmma_ptx(arch, frag_db=0, mma="target", mma_k=0):
     from numba import types
 
@@ -225,8 +249,8 @@ def _dmma_ptx(arch, frag_db=0, mma="target", mma_k=0):
 
 
 @pytest.mark.parametrize("arch,frag_db,mma_k,want", [
-    ("sm_80", 0, 0, "m8n8k4"), ("sm_90", 0, 0, "m16n8k16"), ("sm_90a", 0, 0, "m16n8k16"),
-    ("sm_90a", 0, 8, "m16n8k8"), ("sm_80", 0, 8, "m8n8k4"), ("sm_90a", 1, 0, "m16n8k4")])
+    ("sm_80", 0, 0, "m8n8k4"), ("sm_90", 0, 0, "m16n8k8"), ("sm_90a", 0, 0, "m16n8k8"),
+    ("sm_90a", 0, 16, "m16n8k16"), ("sm_80", 0, 16, "m8n8k4"), ("sm_90a", 1, 0, "m16n8k4")])
 def test_the_mma_instruction_follows_the_compile_target(arch, frag_db, mma_k, want):
     """One kernel source: the f64 shapes of sm_90 where the target has them, m8n8k4 below."""
     ptx = _dmma_ptx(arch, frag_db, mma_k=mma_k)
@@ -237,7 +261,7 @@ def test_the_mma_instruction_follows_the_compile_target(arch, frag_db, mma_k, wa
 def test_forcing_the_sm90_shapes_below_sm90_is_an_arch_error():
     from nbkernels import ArchError
 
-    with pytest.raises(ArchError, match=r"mma_m16n8k16_f64 .* needs sm_90 or newer, but this "
+    with pytest.raises(ArchError, match=r"mma_m16n8k8_f64 .* needs sm_90 or newer, but this "
                                         r"kernel is being compiled for sm_80"):
         _dmma_ptx("sm_80", mma="sm90")
 
@@ -276,7 +300,7 @@ def test_f64_dispatch_by_compute_capability(monkeypatch, arch, variant):
     (lambda api, a, b: api.plan(a, b, tile=api.cfgmod.TileConfig(128, 64, 128, 2, 2, 4, mma_k=12)),
      r"mma_k must be 0 \(default\), 8 or 16, got 12"),
     (lambda api, a, b: api.plan(a, b, tile=api.cfgmod.TileConfig(64, 64, 128, 2, 2, 3, frag_db=1,
-                                                                  mma_k=8)),
+                                                                  mma_k=16)),
      r"double-buffered fragments use k-groups of 4; mma_k does not apply"),
 ])
 def test_f64_misuse_is_a_clear_error(call, message):

@@ -75,6 +75,7 @@ from .memory import (
     ld_global_u16,
     ld_global_u32,
     ld_global_v4,
+    ld_shared_f64,
     ld_shared_v4,
     smem_addr,
     st_global_f32,

@@ -103,8 +103,22 @@ st_global_v4_if = build(InstructionSpec(
     doc="Store four uint32 words (16 bytes) to global memory if pred is non-zero (the address "
         "is not touched otherwise)."))
 
+def _ld_shared_f64_sim(addr):
+    return sim.shared_bytes(int(addr), 8, "ld_shared_f64").view(np.float64)[0]
+
+
+# One double from a 32-bit shared address: a fragment read whose address is a register plus a
+# constant folds into LDS.64 [R+imm], where indexing a float64 shared array rebuilds a 64-bit
+# index per load (the f64 GEMM spent ~25 integer instructions per DMMA on that).
+ld_shared_f64 = build(InstructionSpec(
+    name="ld_shared_f64", family="scalar", ptx="ld.shared.f64 $d, [$addr];",
+    outputs=(Operand("d", types.float64),),
+    inputs=(Operand("addr", types.uint32, doc="8-byte-aligned shared-space address"),),
+    min_arch=SM75, memory=True, sass=("LDS.64",), simulate=_ld_shared_f64_sim,
+    doc="Load one float64 from an 8-byte-aligned shared-space address (from smem_addr)."))
+
 __all__ = ["smem_addr", "gmem_addr", "ld_global_v4", "st_global_v4", "st_global_v4_if",
-           "ld_shared_v4", "st_shared_v4"]
+           "ld_shared_v4", "st_shared_v4", "ld_shared_f64"]
 
 
 # --- scalar global loads/stores by address (GEMM epilogues address outputs by pointer) -----

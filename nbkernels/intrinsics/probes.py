@@ -489,6 +489,27 @@ _register(Probe(
 
 
 # ---------------------------------------------------------------------------------------
+# ld.shared.f64: doubles written to dynamic shared memory, read back rotated by address
+# ---------------------------------------------------------------------------------------
+@cuda.jit
+def _ld_shared_f64_kernel(x, out):
+    i = cuda.threadIdx.x
+    sh = cuda.shared.array(0, np.float64)
+    sh[i] = x[i]
+    cuda.syncthreads()
+    out[i] = memory.ld_shared_f64(memory.smem_addr(sh, (i * 5 + 3) % 64))
+
+
+_register(Probe(
+    "ld_shared_f64", ("ld_shared_f64", "smem_addr"), _ld_shared_f64_kernel,
+    lambda rng, exact: {"x": rng.standard_normal(64)},
+    lambda inp: {"out": np.empty(64)},
+    lambda inp: {"out": inp["x"][(np.arange(64) * 5 + 3) % 64]},
+    threads=64, shared_bytes=64 * 8,
+))
+
+
+# ---------------------------------------------------------------------------------------
 # warp shuffles: each butterfly distance once, then a full butterfly sum
 # ---------------------------------------------------------------------------------------
 @cuda.jit

@@ -15,18 +15,19 @@ Design (per block of ``threads`` threads computing a ``bm x bn`` tile of D):
   (K-major) or four k (M/N-major) at once. The 16-byte chunk index is XORed with
   ``2 * (row & 3)``, which puts those four rows in four different chunk pairs of the 128-byte
   bank window (two wavefronts per warp, the minimum for 256 bytes);
-* K advances a whole stage (16 doubles, four k-quarters of 4) per k-group: a warp loads the
-  m8n8k4 B fragments of its 8-column fragments for the four quarters, then for each 16-row
-  piece of its ``wm x wn`` sub-tile that piece's two A fragments and the piece's MMAs. The
-  instruction is chosen when the kernel is compiled, by the target (CUDA C++'s ``#if
-  __CUDA_ARCH__ >= 900``, here at lowering: ``_group_by_target``): sm_90 and newer issue one
-  ``mma.m16n8k16.f64`` (SASS DMMA.16x8x16) per piece and column fragment, the shape CUTLASS's
-  Hopper DGEMM uses; sm_80 to sm_89 issue eight ``mma.m8n8k4.f64`` (DMMA.884) on the same
-  registers, k-quarters 0 to 3 in order for each accumulator as the m8n8k4 kernel always did,
-  so their results are unchanged. A k-group of the 64x32 warp tile is 16 DMMA.16x8x16 (2048
-  FMA each) or 128 DMMA.884 (256 each). ``TileConfig.mma_k=8`` keeps the k-groups of 8 that
-  ran before (``mma.m16n8k8.f64``, DMMA.16x8x8, two per piece and stage; H200 session 5:
-  0.73-0.77x cuBLAS), to compare;
+* K advances in k-groups of 8: a warp loads the m8n8k4 fragments of each of its 8-row and
+  8-column fragments for the group's two k-quarters, then multiplies each 16x8 piece of its
+  ``wm x wn`` sub-tile. Every fragment read is one LDS.64 from a per-thread base register plus
+  a constant (``frag_bases``). The instruction is chosen when the kernel is compiled, by the
+  target (CUDA C++'s ``#if __CUDA_ARCH__ >= 900``, here at lowering: ``_group_by_target``):
+  sm_90 and newer issue one ``mma.m16n8k8.f64`` (SASS DMMA.16x8x8), what cuBLAS's Hopper DGEMM
+  issues too (ncu, session 9: ``sm90_xmma_gemm_f64f64_..._tilesize128x64x16_stage3_warpsize
+  2x2x1_tensor16x8x8``, the same tile as the default here); sm_80 to sm_89 issue four
+  ``mma.m8n8k4.f64`` (DMMA.884) on the same registers, k-quarter 0 before 1 for each
+  accumulator as the m8n8k4 kernel before did, so their results are unchanged. A k-group of
+  the 64x32 warp tile is 16 DMMA.16x8x8 (1024 FMA each) or 64 DMMA.884 (256 each).
+  ``TileConfig.mma_k=16`` makes a whole stage one k-group (``mma.m16n8k16.f64``, DMMA.16x8x16,
+  A read per 16-row piece): no faster on the H200 (session 9, run 1), kept to compare;
 * ``frag_db=1`` loads k-group kg+1's fragments before group kg's MMAs, across the stage
   boundary too (the wait and barrier move before a stage's last group), in k-groups of 4
   (``mma.m16n8k4.f64`` on sm_90+, two m8n8k4 below): doubled groups of 8 spill 72 / 124 B on
@@ -184,20 +185,68 @@ def frag_index(kmajor, ROWD, terms, f, kk):
     return base + (x1 if f & 1 else x0) + kk * 4 * ROWD + (f >> 1) * 16
 
 
+# The same places as byte addresses for the loads: per thread, four 32-bit shared addresses
+# (frag_bases) from which every fragment read of an operand is a constant (frag_offset, once
+# the loops unroll) plus the stage's offset, so that each read is one LDS.64 [R+imm]. K-major:
+# a base per k-quarter (the swizzle XORs the quarter with the row); M/N-major: one per parity
+# of the 8-row fragment. Indexing a float64 shared array instead rebuilt a 64-bit index for each
+# of a stage's 48 loads: ~25 integer instructions per DMMA (ncu, session 9 run 2).
+@_dev
+def frag_seeds(kmajor, terms, byte0):
+    """K-major: the row's base address and the per-thread XOR, in bytes; M/N-major: the bases
+    of even and odd fragments."""
+    base, x0, x1 = terms
+    if kmajor:
+        return uint32(byte0 + base * ESZ), uint32(x0 * ESZ)
+    return uint32(byte0 + (base + x0) * ESZ), uint32(byte0 + (base + x1) * ESZ)
+
+
+@_dev
+def frag_bases(kmajor, seeds):
+    """The four bases (K-major: one per k-quarter, the quarter's 32 bytes XORed with the row's
+    swizzle; M/N-major: even, odd, even, odd)."""
+    s0, s1 = seeds
+    if kmajor:
+        return (uint32(s0 + s1), uint32(s0 + (s1 ^ 32)), uint32(s0 + (s1 ^ 64)),
+                uint32(s0 + (s1 ^ 96)))
+    return (s0, s1, s0, s1)
+
+
+@_dev
+def frag_slot(kmajor, f, kk):
+    return kk if kmajor else f & 1
+
+
+@_dev
+def frag_offset(kmajor, ROWD, f, kk):
+    if kmajor:
+        return f * 8 * ROWD * ESZ
+    return (kk * 4 * ROWD + (f >> 1) * 16) * ESZ
+
+
+@_dev
+def frag_load(kmajor, ROWD, bases, s_dbl, f, kk):
+    """Fragment ``f`` at k-quarter ``kk`` of the stage ``s_dbl`` doubles into shared memory."""
+    return I.ld_shared_f64(uint32(bases[frag_slot(kmajor, f, kk)]
+                                  + uint32(s_dbl * ESZ + frag_offset(kmajor, ROWD, f, kk))))
+
+
 def build_kernel(cfg: TileConfig, a_kmajor: bool, b_kmajor: bool, async_copy: bool,
                  epilogue=None, n_extra: int = 0, partial: bool = False, mma: str = "target"):
     """The kernel for one (config, layouts, loader, epilogue); see the module docstring.
-    ``mma``: "target" (the instruction by compile target), or forced: "sm90" (m16n8k16;
-    m16n8k8 with ``cfg.mma_k`` 8, m16n8k4 with frag_db) or "m8n8k4"."""
+    ``mma``: "target" (the instruction by compile target), or forced: "sm90" (m16n8k8;
+    m16n8k16 with ``cfg.mma_k`` 16, m16n8k4 with frag_db) or "m8n8k4"."""
     if partial:
         raise ValueError("the f64 kernel has no split-K partials")
     why = misfit(cfg, "f64")
     if why:
         raise ValueError(f"{cfg}: {why}")
     FRAG_DB = bool(cfg.frag_db)
-    # K of a k-group: the whole stage (16) by default, 8 on request (cfg.mma_k), 4 with
-    # frag_db (doubled groups of 8 spill: module docstring)
-    MMA_K = 4 if FRAG_DB else (cfg.mma_k or 16)
+    # K of a k-group: 8 by default, the whole stage (16) on request (cfg.mma_k) and on the
+    # ordinary-load path (its loads in flight hold registers: groups of 8 spilled 36 B there on
+    # sm_90a, groups of 16 fit in 248 registers), 4 with frag_db (doubled groups of 8 spill:
+    # module docstring)
+    MMA_K = 4 if FRAG_DB else (cfg.mma_k or (8 if async_copy else 16))
     group = group_mma(MMA_K, mma)
     BM, BN, STAGES = cfg.bm, cfg.bn, cfg.stages
     BK = cfg.bk_bytes // ESZ
@@ -225,18 +274,16 @@ def build_kernel(cfg: TileConfig, a_kmajor: bool, b_kmajor: bool, async_copy: bo
 
     A_ROWD, B_ROWD = A_ROWB // ESZ, B_ROWB // ESZ  # doubles per tile row
     NBUF = 2 if FRAG_DB else 1
-    A_DBL, STAGE_DBL = A_BYTES // ESZ, STAGE_BYTES // ESZ
+    STAGE_DBL = STAGE_BYTES // ESZ
 
     @_dev
-    def load_frags(sm64, s_dbl, kk, buf, a_terms, b_terms, afrag, bfrag):
+    def load_frags(s_dbl, kk, buf, a_bases, b_bases, afrag, bfrag):
         """The fragments of k-group kk: k-quarters Q*kk .. Q*kk + Q-1."""
         for q in range(Q):
             for f in range(MF):
-                afrag[buf, f, q] = sm64[s_dbl + frag_index(a_kmajor, A_ROWD, a_terms, f,
-                                                           Q * kk + q)]
+                afrag[buf, f, q] = frag_load(a_kmajor, A_ROWD, a_bases, s_dbl, f, Q * kk + q)
             for n in range(NF):
-                bfrag[buf, n, q] = sm64[s_dbl + A_DBL + frag_index(b_kmajor, B_ROWD, b_terms, n,
-                                                                   Q * kk + q)]
+                bfrag[buf, n, q] = frag_load(b_kmajor, B_ROWD, b_bases, s_dbl, n, Q * kk + q)
 
     if Q == 4:
         @_dev
@@ -256,18 +303,18 @@ def build_kernel(cfg: TileConfig, a_kmajor: bool, b_kmajor: bool, async_copy: bo
             return (afrag[buf, 2 * p, 0], afrag[buf, 2 * p + 1, 0]), bfrag[buf, n, 0]
 
     @_dev
-    def piecewise(sm64, s_dbl, a_terms, b_terms, afrag, bfrag, acc):
+    def piecewise(s_dbl, a_bases, b_bases, afrag, bfrag, acc):
         """A whole-stage k-group (k = 16): B's fragments of the four k-quarters first, then per
         16-row piece its two A fragments and its MMAs. A is read piece by piece: all of the
         warp tile's A fragments of four quarters at once would be 32 doubles more live (64
         registers on 64-row warp tiles, past the 255 cap beside 128 of accumulators)."""
         for q in range(Q):
             for n in range(NF):
-                bfrag[0, n, q] = sm64[s_dbl + A_DBL + frag_index(b_kmajor, B_ROWD, b_terms, n, q)]
+                bfrag[0, n, q] = frag_load(b_kmajor, B_ROWD, b_bases, s_dbl, n, q)
         for p in range(MP):
             for q in range(Q):
                 for f in range(2 * p, 2 * p + 2):
-                    afrag[0, f, q] = sm64[s_dbl + frag_index(a_kmajor, A_ROWD, a_terms, f, q)]
+                    afrag[0, f, q] = frag_load(a_kmajor, A_ROWD, a_bases, s_dbl, f, q)
             for n in range(NF):
                 a, b = group_operands(afrag, bfrag, 0, p, n)
                 d = group(a, b, (acc[p, n, 0], acc[p, n, 1], acc[p, n, 2], acc[p, n, 3]))
@@ -295,10 +342,10 @@ def build_kernel(cfg: TileConfig, a_kmajor: bool, b_kmajor: bool, async_copy: bo
             I.cp_async_commit_group()
 
     @_dev
-    def kstep(kk, sm64, smem, s_dbl, nx_dbl, kt, ktiles, kfull, interior, a_base, b_base, sta,
+    def kstep(kk, smem, s_dbl, nx_dbl, kt, ktiles, kfull, interior, a_base, b_base, sta,
               stb, m0, n0, M, N, K, lda, ldb, tid, offs, afrag, bfrag, acc):
         """k-group kk (a literal) of k-tile kt."""
-        a_terms, b_terms = offs
+        a_bases, b_bases = offs
         if not FRAG_DB:  # wait and barrier, refill a slot, then load and multiply each k-group
             if kk == 0:
                 if async_copy:
@@ -307,17 +354,17 @@ def build_kernel(cfg: TileConfig, a_kmajor: bool, b_kmajor: bool, async_copy: bo
                 next_stage(smem, kt, ktiles, kfull, interior, a_base, b_base, sta, stb, m0, n0,
                            M, N, K, lda, ldb, tid)
             if KSTEPS == 1:
-                piecewise(sm64, s_dbl, a_terms, b_terms, afrag, bfrag, acc)
+                piecewise(s_dbl, a_bases, b_bases, afrag, bfrag, acc)
             else:
-                load_frags(sm64, s_dbl, kk, 0, a_terms, b_terms, afrag, bfrag)
+                load_frags(s_dbl, kk, 0, a_bases, b_bases, afrag, bfrag)
                 mmas(0, afrag, bfrag, acc)
             return
         # double-buffered: the next k-group's fragments first (at the last k-group the next
         # stage's, after the barrier of k-group KSTEPS-2), then this k-group's MMAs
         if kk + 1 < KSTEPS:
-            load_frags(sm64, s_dbl, kk + 1, (kk + 1) % 2, a_terms, b_terms, afrag, bfrag)
+            load_frags(s_dbl, kk + 1, (kk + 1) % 2, a_bases, b_bases, afrag, bfrag)
         else:
-            load_frags(sm64, nx_dbl, 0, (kk + 1) % 2, a_terms, b_terms, afrag, bfrag)
+            load_frags(nx_dbl, 0, (kk + 1) % 2, a_bases, b_bases, afrag, bfrag)
         if kk == 0:
             next_stage(smem, kt, ktiles, kfull, interior, a_base, b_base, sta, stb, m0, n0, M, N,
                        K, lda, ldb, tid)
@@ -336,7 +383,6 @@ def build_kernel(cfg: TileConfig, a_kmajor: bool, b_kmajor: bool, async_copy: bo
         c_ptr = int64(I.gmem_addr(C, 0))
         d_ptr = int64(I.gmem_addr(D, 0))
         sm = cuda.shared.array(0, uint32)
-        sm64 = cuda.shared.array(0, float64)
         smem = I.smem_addr(sm, 0)
         tid = cuda.threadIdx.x
         lane = tid % 32
@@ -365,7 +411,8 @@ def build_kernel(cfg: TileConfig, a_kmajor: bool, b_kmajor: bool, async_copy: bo
         bfrag = cuda.local.array((NBUF, NF, Q), float64)
         a_terms = operand_terms(a_kmajor, A_ROWD, wm * WM, g, t)
         b_terms = operand_terms(b_kmajor, B_ROWD, wn * WN, g, t)
-        offs = (a_terms, b_terms)
+        offs = (frag_bases(a_kmajor, frag_seeds(a_kmajor, a_terms, smem)),
+                frag_bases(b_kmajor, frag_seeds(b_kmajor, b_terms, smem + A_BYTES)))
 
         ktiles = (K + BK - 1) // BK
         kfull = K // BK
@@ -382,21 +429,21 @@ def build_kernel(cfg: TileConfig, a_kmajor: bool, b_kmajor: bool, async_copy: bo
             if async_copy:
                 wait_stages()
             cuda.syncthreads()
-            load_frags(sm64, 0, 0, 0, a_terms, b_terms, afrag, bfrag)
+            load_frags(0, 0, 0, offs[0], offs[1], afrag, bfrag)
         for kt in range(ktiles):
             s_dbl = (kt % STAGES) * STAGE_DBL
             nx_dbl = ((kt + 1) % STAGES) * STAGE_DBL
             # the k-groups, unrolled by hand (numba leaves a loop, which keeps ptxas from
             # overlapping one group's loads with the previous one's MMAs)
-            kstep(0, sm64, smem, s_dbl, nx_dbl, kt, ktiles, kfull, interior, a_base, b_base,
+            kstep(0, smem, s_dbl, nx_dbl, kt, ktiles, kfull, interior, a_base, b_base,
                   sta, stb, m0, n0, M, N, K, lda, ldb, tid, offs, afrag, bfrag, acc)
             if KSTEPS >= 2:
-                kstep(1, sm64, smem, s_dbl, nx_dbl, kt, ktiles, kfull, interior, a_base,
+                kstep(1, smem, s_dbl, nx_dbl, kt, ktiles, kfull, interior, a_base,
                       b_base, sta, stb, m0, n0, M, N, K, lda, ldb, tid, offs, afrag, bfrag, acc)
             if KSTEPS == 4:
-                kstep(2, sm64, smem, s_dbl, nx_dbl, kt, ktiles, kfull, interior, a_base,
+                kstep(2, smem, s_dbl, nx_dbl, kt, ktiles, kfull, interior, a_base,
                       b_base, sta, stb, m0, n0, M, N, K, lda, ldb, tid, offs, afrag, bfrag, acc)
-                kstep(3, sm64, smem, s_dbl, nx_dbl, kt, ktiles, kfull, interior, a_base,
+                kstep(3, smem, s_dbl, nx_dbl, kt, ktiles, kfull, interior, a_base,
                       b_base, sta, stb, m0, n0, M, N, K, lda, ldb, tid, offs, afrag, bfrag, acc)
         if async_copy:
             I.cp_async_wait_all()
