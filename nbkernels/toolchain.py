@@ -147,6 +147,31 @@ def sass_opcodes(sass: str) -> list[str]:
     return ops
 
 
+_LABEL = re.compile(r"^\s*(\.L\w+):")
+_BRANCH = re.compile(r"\bBRA\b[^`]*`\((\.L\w+)\)")
+
+
+def local_accesses_in_loops(sass: str) -> int:
+    """Local-memory instructions (LDL, STL: spill traffic) inside a loop of the SASS: between a
+    label and a later branch back to it. Spills outside every loop (a kernel's set-up, its
+    epilogue) run once per thread; inside one they run every iteration."""
+    body, labels = [], {}
+    for line in sass.splitlines():
+        m = _LABEL.match(line)
+        if m:
+            labels[m.group(1)] = len(body)
+            continue
+        s = line.strip()
+        if s.startswith("/*") and "*/" in s:
+            body.append(s.split("*/", 1)[1])
+    inside = set()
+    for i, text in enumerate(body):
+        m = _BRANCH.search(text)
+        if m and labels.get(m.group(1), len(body)) <= i:
+            inside.update(range(labels[m.group(1)], i + 1))
+    return sum(1 for i in inside if re.search(r"\b(LDL|STL)\b", body[i]))
+
+
 def compile_ptx_for(func, signature, arch, launch_bounds=None) -> str:
     """PTX of a kernel for ``arch`` without a GPU (numba-cuda's compile_ptx with cc)."""
     from numba import cuda

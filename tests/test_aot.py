@@ -70,6 +70,34 @@ def test_verdict_rules():
     assert "spills (24 B stores, 12 B loads)" in aot.verdict(spilled, "HMMA")
     assert "no IMMA instruction in the SASS" in aot.verdict(ok, "IMMA")
     assert aot.verdict(aot.Row("x", "sm_80", tensor_ops=[]), None) == []
+    # a variant that accepts spills outside loops: judged by where they sit
+    assert aot.verdict(spilled, "HMMA", loop_spills=0) == []
+    assert "spills (24 B stores, 12 B loads) inside a loop" in aot.verdict(spilled, "HMMA", 3)
+    assert "cannot tell where" in aot.verdict(spilled, "HMMA", None)[0]
+
+
+SASS_WITH_LOOP = """
+        /*0000*/                   MOV R1, c[0x0][0x28] ;
+        /*0010*/                   STL [R1], R2 ;
+.L_x_3:
+        /*0020*/                   IADD3 R4, R4, 0x1, RZ ;
+        /*0030*/                   {} ;
+        /*0040*/               @P0 BRA `(.L_x_3) ;
+        /*0050*/                   LDL R2, [R1] ;
+        /*0060*/               @P1 BRA `(.L_x_4) ;
+.L_x_4:
+        /*0070*/                   EXIT ;
+"""
+
+
+@pytest.mark.parametrize("body,want", [("NOP", 0), ("LDL R5, [R1+0x4]", 1),
+                                       ("STL [R1+0x8], R6", 1)])
+def test_local_accesses_are_counted_inside_loops_only(body, want):
+    """The STL before the loop, the LDL after it and the forward branch do not count; a spill
+    instruction between the label and the branch back to it does."""
+    from nbkernels import toolchain
+
+    assert toolchain.local_accesses_in_loops(SASS_WITH_LOOP.format(body)) == want
 
 
 def test_assembler_choice():

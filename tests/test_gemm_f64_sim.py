@@ -2,8 +2,8 @@
 float64 NumPy: odd and prime shapes, K = 0 and 1, every layout, batches, alpha/beta/c, a fused
 epilogue, each loader path, each f64 tile shape and double-buffered fragments; with the
 m8n8k4.f64 MMAs of sm_80 (what the simulator runs by default), and again, on the cases of
-SM90_CASES, with the sm_90 shapes forced (mma.m16n8k8.f64, m16n8k16 with k-groups of 16,
-m16n8k4 with double-buffered fragments). Which one a compile picks for each arch is checked on the PTX.
+SM90_CASES, with the sm_90 shapes forced (mma.m16n8k16.f64 with a K-major a, m16n8k8 with an
+M-major a or k-groups of 8 forced, m16n8k4 with double-buffered fragments). Which one a compile picks for each arch is checked on the PTX.
 
 Runs in a child interpreter (the simulator must be enabled before numba.cuda is imported);
 fresh random inputs every run; the output is poisoned with NaN first.
@@ -18,6 +18,7 @@ from .simrun import simulated_result
 
 TILES = {None: None, "128x128": [128, 128, 128, 2, 4, 3], "128x64": [128, 64, 128, 2, 2, 3],
          "64x64db": [64, 64, 128, 2, 2, 3, 8, 0, 1], "128x128db": [128, 128, 128, 2, 4, 3, 8, 0, 1],
+         "128x64k8": [128, 64, 128, 2, 2, 3, 8, 0, 0, 8],
          "128x64k16": [128, 64, 128, 2, 2, 3, 8, 0, 0, 16]}
 
 CASES = [
@@ -46,8 +47,8 @@ CASES = [
     ((0, 0), 130, 129, 48, "cr", "128x128db", 1.0),
     ((0, 0), 23, 29, 31, "rr", None, 1e60),  # products near 1e120: no f32 anywhere
     ((0, 0), 23, 29, 31, "rc", None, 1e-60),  # products near 1e-120
-    # k-groups of 16 (mma_k=16, a stage per group, A read per 16-row piece): K tail, majors
-    ((0, 0), 70, 65, 41, "rc", "128x64k16", 1.0),
+    # k-groups forced against a's major: of 8 with a K-major a, of 16 with an M-major a
+    ((0, 0), 70, 65, 41, "rc", "128x64k8", 1.0),
     ((2, 1), 33, 40, 50, "cr", "128x64k16", 1.0),
 ]
 
@@ -179,11 +180,11 @@ def test_layout_and_loader_choices_are_what_the_cases_mean_to_cover(results):
     assert "copy of a" in plans[9] and "copy of b" in plans[9], plans[9]
     assert "128x128x128B tile, 2x4 warps" in plans[15], plans[15]
     assert all("fragments double-buffered" in p for p in plans[17:21]), plans[17:21]
-    assert all("k-groups of 16" in p for p in plans[23:25]), plans[23:25]
+    assert "k-groups of 8" in plans[23] and "k-groups of 16" in plans[24], plans[23:25]
     sm90 = [r[3] for r in results["sm90"]]
     for what in ("a K-major", "a M-major", "b K-major", "b N-major", "ordinary loads",
                  "cp.async 16 B", "128x128x128B tile", "128x64x128B tile",
-                 "fragments double-buffered", "k-groups of 16"):
+                 "fragments double-buffered", "k-groups of 8", "k-groups of 16"):
         assert any(what in p for p in sm90), (what, sm90)
 
 
@@ -249,8 +250,8 @@ def _dmma_ptx(arch, frag_db=0, mma="target", mma_k=0):
 
 
 @pytest.mark.parametrize("arch,frag_db,mma_k,want", [
-    ("sm_80", 0, 0, "m8n8k4"), ("sm_90", 0, 0, "m16n8k8"), ("sm_90a", 0, 0, "m16n8k8"),
-    ("sm_90a", 0, 16, "m16n8k16"), ("sm_80", 0, 16, "m8n8k4"), ("sm_90a", 1, 0, "m16n8k4")])
+    ("sm_80", 0, 0, "m8n8k4"), ("sm_90", 0, 0, "m16n8k16"), ("sm_90a", 0, 0, "m16n8k16"),
+    ("sm_90a", 0, 8, "m16n8k8"), ("sm_80", 0, 8, "m8n8k4"), ("sm_90a", 1, 0, "m16n8k4")])
 def test_the_mma_instruction_follows_the_compile_target(arch, frag_db, mma_k, want):
     """One kernel source: the f64 shapes of sm_90 where the target has them, m8n8k4 below."""
     ptx = _dmma_ptx(arch, frag_db, mma_k=mma_k)
@@ -261,7 +262,7 @@ def test_the_mma_instruction_follows_the_compile_target(arch, frag_db, mma_k, wa
 def test_forcing_the_sm90_shapes_below_sm90_is_an_arch_error():
     from nbkernels import ArchError
 
-    with pytest.raises(ArchError, match=r"mma_m16n8k8_f64 .* needs sm_90 or newer, but this "
+    with pytest.raises(ArchError, match=r"mma_m16n8k16_f64 .* needs sm_90 or newer, but this "
                                         r"kernel is being compiled for sm_80"):
         _dmma_ptx("sm_80", mma="sm90")
 

@@ -302,7 +302,7 @@ def summary(rows):
         cells = [f"{dt:9s} {shape:>15s}  cuBLAS {rs[0]['cublas_tflops']:6.1f}"]
         for r in rs:
             label = r["plan_tile"] + (" db" if "double-buffered" in r["tile"] else "") \
-                + (" k16" if "k-groups of 16" in r["tile"] else "")
+                + (" k8" if "k-groups of 8" in r["tile"] else "")
             cells.append(f"| {r['variant']} {label}: {r['nbk_tflops']:6.1f} ({r['ratio']:.2f}x)"
                          + ("" if r["relerr"] < 1e-2 else f" ERR {r['relerr']:.1e}"))
         lines.append("  ".join(cells))

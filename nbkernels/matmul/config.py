@@ -28,9 +28,8 @@ class TileConfig:
     # 1: double-buffer the mma.sync kernel's fragments: k-step kk+1's ldmatrix (across the
     # stage boundary too) is issued before k-step kk's MMAs. Not measured yet: off by default.
     frag_db: int = 0
-    # float64 only: the K of one MMA k-group, 8 (mma.m16n8k8.f64 on sm_90+, the default as 0)
-    # or 16 (m16n8k16: no faster on the H200, and it spills; kept to compare); frag_db uses
-    # groups of 4
+    # float64 only: the K of one MMA k-group, 16 (mma.m16n8k16.f64 on sm_90+) or 8 (m16n8k8);
+    # 0: 16 with a K-major a, 8 with an M-major one (dmma_kernel); frag_db uses groups of 4
     mma_k: int = 0
 
     def __post_init__(self):

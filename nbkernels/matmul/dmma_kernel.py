@@ -26,8 +26,10 @@ Design (per block of ``threads`` threads computing a ``bm x bn`` tile of D):
   ``mma.m8n8k4.f64`` (DMMA.884) on the same registers, k-quarter 0 before 1 for each
   accumulator as the m8n8k4 kernel before did, so their results are unchanged. A k-group of
   the 64x32 warp tile is 16 DMMA.16x8x8 (1024 FMA each) or 64 DMMA.884 (256 each).
-  ``TileConfig.mma_k=16`` makes a whole stage one k-group (``mma.m16n8k16.f64``, DMMA.16x8x16,
-  A read per 16-row piece): no faster on the H200 (session 9, run 1), kept to compare;
+  With a K-major ``a`` a whole stage is one k-group instead (``mma.m16n8k16.f64``,
+  DMMA.16x8x16, A read per 16-row piece; eight m8n8k4 below sm_90): 0.88-0.92x cuBLAS against
+  0.81-0.85x for groups of 8 (H200, session 9 run 3; perf-notes d4). ``TileConfig.mma_k``
+  (8 or 16) forces one;
 * ``frag_db=1`` loads k-group kg+1's fragments before group kg's MMAs, across the stage
   boundary too (the wait and barrier move before a stage's last group), in k-groups of 4
   (``mma.m16n8k4.f64`` on sm_90+, two m8n8k4 below): doubled groups of 8 spill 72 / 124 B on
@@ -242,11 +244,11 @@ def build_kernel(cfg: TileConfig, a_kmajor: bool, b_kmajor: bool, async_copy: bo
     if why:
         raise ValueError(f"{cfg}: {why}")
     FRAG_DB = bool(cfg.frag_db)
-    # K of a k-group: 8 by default, the whole stage (16) on request (cfg.mma_k) and on the
-    # ordinary-load path (its loads in flight hold registers: groups of 8 spilled 36 B there on
-    # sm_90a, groups of 16 fit in 248 registers), 4 with frag_db (doubled groups of 8 spill:
-    # module docstring)
-    MMA_K = 4 if FRAG_DB else (cfg.mma_k or (8 if async_copy else 16))
+    # K of a k-group (cfg.mma_k, else by a's major): the whole stage (16) with a K-major a
+    # (0.88-0.92x cuBLAS against 0.81-0.85 for 8; its few spills on sm_90a sit outside the k
+    # loop), 8 with an M-major a (16 spills inside the loop there); 4 with frag_db (doubled
+    # groups of 8 spill: module docstring)
+    MMA_K = 4 if FRAG_DB else (cfg.mma_k or (16 if a_kmajor else 8))
     group = group_mma(MMA_K, mma)
     BM, BN, STAGES = cfg.bm, cfg.bn, cfg.stages
     BK = cfg.bk_bytes // ESZ
