@@ -5,7 +5,8 @@ Each variant is compiled to PTX by numba-cuda's NVVM for the arch, assembled to 
 or nvJitLink where ptxas is missing or older than NVVM), and its SASS read back. The table per
 arch gives registers, shared memory (static + dynamic), spills, stack and the tensor-core
 instruction found in the SASS. The command fails, naming the variant, when one does not compile
-or assemble, spills, or lacks the tensor-core instruction it is built around. A variant whose
+or assemble, spills (a variant marked ``spills_outside_loops``: spills inside a loop of its
+SASS), or lacks the tensor-core instruction it is built around. A variant whose
 ``min_arch`` the arch does not satisfy is "n/a for this arch", not a failure.
 
 Kernel families plug in through :data:`FAMILIES`, a table of module names. A family module
