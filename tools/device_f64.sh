@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Session 9, run 4: the float64 defaults after run 3 (k-groups of 16 with a K-major a, 8 with an
-# M-major a; spills accepted outside the k loop only): the f64 GPU tests (every layout),
-# memcheck and racecheck on the f64 edge cases, then the bench of the default (k-groups of 16)
-# and k-groups of 8 beside cuBLAS DGEMM.
+# The float64 GEMM on a lent GPU (session 9): the f64 intrinsic probes, the f64 GPU tests,
+# memcheck and racecheck on the f64 edge cases (tools/sanitize_gemm.py float64), then the
+# f64 bench at 2048^3, 4096^3 and 8192^3 of the tiles named in $1 (bench --tiles syntax, e.g.
+# "default;128,64,128,2,2,4,min_blocks=2,mma_k=8") beside cuBLAS DGEMM in one process.
+# Usage (device tool, carry .whl): bash tools/device_f64.sh [TILES]
 . tools/device-preamble.sh  # environment, log, GPU
 PYT="python3 -m pytest -q -p no:cacheprovider -o faulthandler_timeout=200"
-TILES="default;128,64,128,2,2,4,min_blocks=2,mma_k=8"
+TILES=${1:-default}
 pids=""
 timeout 300 $PYT tests/test_intrinsics_gpu.py -k "f64" > "$out/t_intr.txt" 2>&1 &
 pids="$pids $!"
@@ -14,7 +15,7 @@ pids="$pids $!"
 timeout 300 $PYT tests/test_gemm_f64_gpu.py -k "not sweep" > "$out/t_f64.txt" 2>&1 &
 pids="$pids $!"
 timeout 300 python3 -m nbkernels.matmul.bench --dtypes f64 --sizes 2048 --tiles "$TILES" \
-    --prewarm 2 --prewarm-only > "$out/prewarm.txt" 2>&1 &
+    --prewarm 3 --prewarm-only > "$out/prewarm.txt" 2>&1 &
 pids="$pids $!"
 wait $pids  # not a bare wait: it would wait for the log tee too
 for f in "$out"/t_*.txt; do echo "$(basename $f): $(tail -n 1 $f)"; done
@@ -28,5 +29,5 @@ timeout 90 compute-sanitizer --tool racecheck python3 tools/sanitize_gemm.py flo
 echo "racecheck rc=$?"; grep -E "HAZARD|RACECHECK SUMMARY|sanitize cases" "$out/racecheck.txt" | head
 timeout 200 python3 -m nbkernels.matmul.bench --dtypes f64 --sizes 2048,4096,8192 \
     --tiles "$TILES" --json "$out/bench_f64.json" > "$out/bench.txt" 2>&1
-echo "bench rc=$?"; tail -n 8 "$out/bench.txt"
+echo "bench rc=$?"; tail -n 12 "$out/bench.txt"
 echo "done at ${SECONDS}s"
