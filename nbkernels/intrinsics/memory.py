@@ -114,7 +114,7 @@ ld_shared_f64 = build(InstructionSpec(
     name="ld_shared_f64", family="scalar", ptx="ld.shared.f64 $d, [$addr];",
     outputs=(Operand("d", types.float64),),
     inputs=(Operand("addr", types.uint32, doc="8-byte-aligned shared-space address"),),
-    min_arch=SM75, memory=True, sass=("LDS.64",), simulate=_ld_shared_f64_sim,
+    min_arch=SM75, memory=True, sass=("LDS",), simulate=_ld_shared_f64_sim,  # LDS.U.64 on sm_75
     doc="Load one float64 from an 8-byte-aligned shared-space address (from smem_addr)."))
 
 __all__ = ["smem_addr", "gmem_addr", "ld_global_v4", "st_global_v4", "st_global_v4_if",
