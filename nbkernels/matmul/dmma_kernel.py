@@ -61,9 +61,9 @@ SM90 = Arch(9, 0)
 
 # --- one k-group of one 16x8 accumulator piece: D = A (16 x k) @ B (k x 8) + C, f64 ----------
 # k = 16: a is the m16n8k16 A fragment (rows g / g + 8 of k-quarters 0, 1, 2, 3), b the B
-# fragment of the four k-quarters; k = 8: a is the m16n8k8 A fragment (rows g / g + 8 of k-quarter 0, then of k-quarter 1), b
-# the B fragment of k-quarters 0 and 1; k = 4: a holds rows g / g + 8, b one double. c: the
-# m16n8 accumulators (row g: c0 c1, row g + 8: c2 c3).
+# fragment of the four k-quarters; k = 8: a is the m16n8k8 A fragment (rows g / g + 8 of
+# k-quarter 0, then of k-quarter 1), b the B fragment of k-quarters 0 and 1; k = 4: a holds
+# rows g / g + 8, b one double. c: the m16n8 accumulators (row g: c0 c1, row g + 8: c2 c3).
 def _k16_sm90(a, b, c):
     return I.mma_m16n8k16_f64(a, b, c)
 
@@ -168,7 +168,9 @@ def swizzle(row, ch):
 # doubles from the operand's tile start, from three per-thread values (base, x0, x1). In
 # doubles, not bytes: a byte offset shifted right by 3 hid the constant parts from ptxas, which
 # then kept one index register per load. R is the warp's first row (K-major) or element
-# (M/N-major) in the tile, a multiple of 16; ROWD the doubles per tile row.
+# (M/N-major) in the tile, a multiple of 16; ROWD the doubles per tile row. frag_index is the
+# formula; the kernel reads through frag_bases and frag_offset below, which the tests check
+# against it lane by lane.
 @_dev
 def operand_terms(kmajor, ROWD, R, g, t):
     if kmajor:
@@ -236,8 +238,8 @@ def frag_load(kmajor, ROWD, bases, s_dbl, f, kk):
 def build_kernel(cfg: TileConfig, a_kmajor: bool, b_kmajor: bool, async_copy: bool,
                  epilogue=None, n_extra: int = 0, partial: bool = False, mma: str = "target"):
     """The kernel for one (config, layouts, loader, epilogue); see the module docstring.
-    ``mma``: "target" (the instruction by compile target), or forced: "sm90" (m16n8k8;
-    m16n8k16 with ``cfg.mma_k`` 16, m16n8k4 with frag_db) or "m8n8k4"."""
+    ``mma``: "target" (the instruction by compile target), or forced: "sm90" (m16n8k16 or
+    m16n8k8 by the k-group, m16n8k4 with frag_db) or "m8n8k4"."""
     if partial:
         raise ValueError("the f64 kernel has no split-K partials")
     why = misfit(cfg, "f64")
