@@ -20,7 +20,7 @@ import math
 from types import SimpleNamespace
 
 import numpy as np
-from numba import cuda, float32, int64, uint16, uint32, uint64
+from numba import cuda, float32, int32, int64, uint16, uint32, uint64
 
 from ..intrinsics import convert as C
 from ..intrinsics import cp_async as A
@@ -191,28 +191,35 @@ def make_io(kind: str, sm80: bool, row_kind: str | None = None):
             M.st_shared_v4(sword(sh, base + (j * G + t) * GW + q * 4),
                            (tmp[q * 4], tmp[q * 4 + 1], tmp[q * 4 + 2], tmp[q * 4 + 3]))
 
+    # the elements of a 16-byte access past ``m``: one address, constant offsets, and the
+    # count left compared with each element's offset in 32 bits (a 64-bit address and
+    # compare per element kept 16 more registers live in softmax's partial stores)
     @dev
     def gload(addr, m, t, G, j, tmp):
         for q in range(GW // 4):
             e = (j * G + t) * S + q * E
-            if e + E <= m:
-                w = M.ld_global_v4(uint64(addr + e * esz))
+            g = addr + e * esz
+            left = int32(m - e)
+            if left >= E:
+                w = M.ld_global_v4(uint64(g))
                 for i in range(4):
                     tmp[q * 4 + i] = w[i]
             else:
                 for k in range(E):
-                    set_slot(tmp, q * E + k, ld1(addr + (e + k) * esz, e + k < m))
+                    set_slot(tmp, q * E + k, ld1(g + k * esz, k < left))
 
     @dev
     def gstore(addr, m, t, G, j, tmp):
         for q in range(GW // 4):
             e = (j * G + t) * S + q * E
-            if e + E <= m:
-                M.st_global_v4(uint64(addr + e * esz), (tmp[q * 4], tmp[q * 4 + 1],
-                                                        tmp[q * 4 + 2], tmp[q * 4 + 3]))
+            g = addr + e * esz
+            left = int32(m - e)
+            if left >= E:
+                M.st_global_v4(uint64(g), (tmp[q * 4], tmp[q * 4 + 1], tmp[q * 4 + 2],
+                                           tmp[q * 4 + 3]))
             else:
                 for k in range(E):
-                    st1(addr + (e + k) * esz, slot_bits(tmp, q * E + k), e + k < m)
+                    st1(g + k * esz, slot_bits(tmp, q * E + k), k < left)
 
     if sm80:
         @dev
@@ -382,10 +389,12 @@ def make_io(kind: str, sm80: bool, row_kind: str | None = None):
 
     @dev
     def count(t, G, m):
-        """How many of this thread's elements lie in the ``m`` (a prefix of its order)."""
-        c = int64(0)
+        """How many of this thread's elements lie in the ``m`` (a prefix of its order).
+        In 32 bits: ``m`` is at most a group's capacity (G * PER_THREAD)."""
+        c = int32(0)
         for j in range(V):
-            c += min(max(m - (j * G + t) * S, 0), S)
+            c += min(max(int32(m) - (int32(j) * int32(G) + int32(t)) * int32(S), int32(0)),
+                     int32(S))
         return uint32(c)
 
     def vector_group(staged: bool):
