@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import math
 from collections import namedtuple
 
 import numpy as np
@@ -14,7 +13,7 @@ from ..intrinsics import memory as M
 from . import host
 from .config import for_arch
 from .device import (ELEMENT_BYTES, MAX_THREADS, MAX_WARPS, PER_THREAD, dev, group_sum, locate,
-                     make_io, make_loop, opaque, staging_base)
+                     make_io, make_loop, opaque, rsqrt_ftz, staging_base)
 
 NormWithResidual = namedtuple("NormWithResidual", ["out", "residual"])
 NSTAT = 1  # partial sum of squares per chunk
@@ -122,12 +121,12 @@ def build(kind: str, wkind: str, sm80: bool, resid: bool):
     @dev
     def work(sm, xs, ws, row, it, pivot, t, G, c):
         xa, ra, wa, ya, ha, sx, sr, sy, sh_, n, eps, red = c
-        full = thread_full(t, G, n)  # loop-invariant: hoisted
+        rn, full = float32(1) / float32(n), thread_full(t, G, n)  # loop-invariant: hoisted
         n = opaque(n)  # the partial groups' masks: computed in their branch, per row
         xv = cuda.local.array(P, float32)
         ss = sum_squares(sm, xs, ha + row * sh_ * esz, n, full, t, G, xv)
         ss = group_sum(ss, G, red, it & 1)  # one reduction a row: alternate two slots
-        inv = float32(1) / math.sqrt(ss / float32(n) + eps)
+        inv = rsqrt_ftz(ss * rn + eps)
         scale_staged(sm, xv, ws, ya + row * sy * esz, n, inv, t, G, full)
 
     loop = make_loop(io, prologue, stage, work)
@@ -166,7 +165,7 @@ def build(kind: str, wkind: str, sm80: bool, resid: bool):
         for i in range(t, chunks, G):
             ss += WS[row * chunks + i]
         ss = group_sum(ss, G, red, 1)
-        inv = float32(1) / math.sqrt(ss / float32(n) + eps)
+        inv = rsqrt_ftz(ss * (float32(1) / float32(n)) + eps)
         load_row(sm, 0, t, G, xv)  # x, or with a residual the h phase 1 stored
         scale_global(sm, xv, wa + c0 * wsz, ya + (row * sy + c0) * esz, m, inv, t, G,
                      thread_full(t, G, m))

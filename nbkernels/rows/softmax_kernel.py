@@ -13,7 +13,8 @@ from ..intrinsics import memory as M
 from . import host
 from .config import for_arch
 from .device import (ELEMENT_BYTES, MAX_THREADS, MAX_WARPS, NEG_INF, PER_THREAD, dev, fast_exp,
-                     group_max, group_sum, locate, make_io, make_loop, opaque, staging_base)
+                     group_max, group_sum, locate, make_io, make_loop, opaque, rcp_ftz,
+                     staging_base)
 
 NSTAT = 2  # per chunk: max and sum of exp(x - max)
 
@@ -100,7 +101,7 @@ def build(kind: str, sm80: bool):
         n = opaque(n)  # the partial groups' masks: computed in their branch, per row
         xv = cuda.local.array(P, float32)
         mx, s = row_stats(sm, xs, t, G, n, full, red, 0, xv)  # two reductions a row: slots 0
-        write_row(xv, t, G, n, float32(1) / s, full, ya + row * sy * esz)  # and 1 suffice
+        write_row(xv, t, G, n, rcp_ftz(s), full, ya + row * sy * esz)  # and 1 suffice
 
     loop = make_loop(io, prologue, stage, work)
 
@@ -139,7 +140,7 @@ def build(kind: str, sm80: bool):
         cnt = count(t, G, m)
         for e in range(P):  # padding (zero-filled) is not stored; it must not overflow
             xv[e] = fast_exp(xv[e] - mx) if e < cnt else zero
-        write_row(xv, t, G, m, float32(1) / s, cnt == P, ya + (row * sy + c0) * esz)
+        write_row(xv, t, G, m, rcp_ftz(s), cnt == P, ya + (row * sy + c0) * esz)
 
     # .minnctapersm 1: without it ptxas squeezed some variants to 64 registers with spills
     # (layer_norm f32 on sm_90a 16 B, swiglu f32 on sm_80 12 B); how many blocks share
