@@ -260,13 +260,14 @@ def make_io(kind: str, sm80: bool, row_kind: str | None = None):
     def thread_full(t, G, m):
         """Every element of this thread's groups lies below ``m`` (its last group is full):
         fixed per thread for a whole kernel of rows of one length; true for every thread
-        when ``m == G * PER_THREAD``."""
+        when ``m == G * PER_THREAD``. In 32 bits: ``m`` is at most a group's capacity."""
         return (int32(V - 1) * int32(G) + int32(t) + int32(1)) * int32(S) <= int32(m)
 
     if sm80:
         @dev
         def issue(sh, base, addr, m, t, G):
-            if thread_full(t, G, m):  # 16-byte copies, no byte counts
+            if thread_full(t, G, m):  # 16-byte copies, no byte counts (a constant source
+                # size of 16: ptxas drops the zero-fill, LDGSTS.E.BYPASS.128)
                 for j in range(V):
                     a, g = gaddr(sh, base, t, G, j), group_at(addr, t, G, j)
                     for q in range(GW // 4):
