@@ -140,6 +140,33 @@ def test_compile_gemm_variants_for_sm80_and_sm75(tmp_path):
     assert "n/a for this arch (needs sm_80)" in proc.stdout
 
 
+#: instructions a thread executes per row in the row loop (nbkernels.rows.sasscount, sm_90a,
+#: the path of a thread whose elements all lie inside the row), at most: what they measured
+#: when the unmasked path went in (317 and 408; 457 and 553 before), plus 5% for a ptxas
+#: that schedules differently
+ROW_LOOP_BOUNDS = {"rows/rms_norm/bf16": 333, "rows/softmax/bf16": 428}
+
+
+@needs_ptxas
+def test_row_loop_sass_of_a_full_thread(tmp_path):
+    from nbkernels.rows import sasscount
+
+    proc = _compile(tmp_path, "--arch", "sm_90a", "--only", ",".join(ROW_LOOP_BOUNDS))
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    for row in report["rows"]:
+        assert row["status"] == "ok" and row["spill_stores"] == 0, row
+    for name, bound in ROW_LOOP_BOUNDS.items():
+        sass = (tmp_path / "out" / "sm_90a" / (name.replace("/", "__") + ".sass")).read_text()
+        ops, *_ = sasscount.count(sass, 4)
+        copies = [op for op in ops if op.startswith("LDGSTS")]
+        # plain 16-byte copies (no zero-fill byte counts), 1/sqrt and 1/sum as one MUFU, no
+        # IEEE division (FCHK) in the loop
+        assert copies == ["LDGSTS.E.BYPASS.128"], (name, copies)
+        assert "FCHK" not in ops and ops["MUFU.RSQ" if "rms" in name else "MUFU.RCP"], ops
+        assert sum(ops.values()) <= bound, (name, sum(ops.values()), bound)
+
+
 def test_compile_through_nvjitlink(tmp_path):
     pytest.importorskip("cuda.bindings.nvjitlink")
     proc = _compile(tmp_path, "--arch", "sm_86", "--only", "gemm/simt/f64",

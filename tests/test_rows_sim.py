@@ -80,6 +80,15 @@ FULL_CASES += [("layer_norm", "float16", (3, 2048), "contig", None, "loop2"),
                ("rms_norm_residual", "float16", (2, 2048), "contig", None, "split"),
                ("swiglu", "float16", (3, 2048), "contig", "nonfinite", "loop2"),
                ("swiglu_packed", "float32", (2, 2048), "contig", None, "splitloop")]
+# one element either side of a full row (n == G * 32), each op: the last thread of a group
+# partial beside full ones (1023 on a warp; 2047 on 64 threads with a ring of two), a split
+# row whose last chunk holds one element (2049 in chunks of 1024), and 1025 on the 64 threads
+# the default layout picks (the threads past the end partial or empty); swiglu_packed's
+# last axis holds gate and up
+EDGE = [((2, 1023), "bfloat16", "warp"), ((3, 2047), "float32", "loop2"),
+        ((2, 2049), "bfloat16", "split"), ((2, 1025), "float32", None)]
+FULL_CASES += [(op, dt, (s[0], 2 * s[1]) if op == "swiglu_packed" else s, "contig", None, var)
+               for op in OPS for s, dt, var in EDGE]
 CASES += FULL_CASES
 
 # Turing's path (no cp.async: rows staged through registers; bf16 rounded in integer code)

@@ -20,7 +20,7 @@ import math
 from types import SimpleNamespace
 
 import numpy as np
-from numba import cuda, float32, int64, uint16, uint32, uint64
+from numba import cuda, float32, int32, int64, uint16, uint32, uint64
 
 from ..intrinsics import convert as C
 from ..intrinsics import cp_async as A
@@ -39,10 +39,19 @@ def dev(fn):
 
 
 @dev
+def staging_base(sh):
+    """The 32-bit shared address of the dynamic staging array ``sh``: what the device
+    functions below take as ``sh``. Read once per kernel: cvta.to.shared in the row loop was
+    ~8 instructions each time (S2R of the CTA's window, sasscount)."""
+    return uint32(M.smem_addr(sh, 0))
+
+
+@dev
 def sword(sh, w):
-    """32-bit shared address of word ``w`` of ``sh``, in 32-bit arithmetic (index math in 64
-    bits cost registers in the row loop; shared memory is far below 4 GB)."""
-    return uint32(M.smem_addr(sh, 0) + uint32(w) * uint32(4))
+    """32-bit shared address of word ``w`` of the staging array at ``sh``, in 32-bit
+    arithmetic (index math in 64 bits cost registers in the row loop; shared memory is far
+    below 4 GB)."""
+    return uint32(sh + uint32(w) * uint32(4))
 
 
 @dev
@@ -61,6 +70,21 @@ def bf16_bits_sw(x):
 opaque = define("nbk_rows_opaque", "mov.b64 $d, $x;", outputs=("d:s64",), inputs=("x:s64",),
                 side_effect=True, simulate=lambda x: np.int64(x),
                 doc="x, through a volatile mov (no hoisting or merging across it).")
+
+
+#: a * b + c, one IMAD (mad_lo: 32 bits) or IMAD.WIDE.U32 (mad_wide: a 64-bit c and result):
+#: the address of slot group j as (group stride) * j + (group 0's address). As inline asm
+#: LLVM cannot take j * stride apart and hoist it: written as plain arithmetic, the 3-7
+#: group offsets of a thread (64-bit ones for global addresses) were computed once and kept
+#: live across the row loop (+7 registers on rms_norm bf16, spills in layer_norm f32)
+mad_lo = define("nbk_rows_mad_lo", "mad.lo.u32 $d, $a, $b, $c;", outputs=("d:u32",),
+                inputs=("a:u32", "b:u32", "c:u32"),
+                simulate=lambda a, b, c: np.uint32((int(a) * int(b) + int(c)) & 0xFFFFFFFF),
+                doc="a * b + c, 32 bits.")
+mad_wide = define("nbk_rows_mad_wide", "mad.wide.u32 $d, $a, $b, $c;", outputs=("d:u64",),
+                  inputs=("a:u32", "b:u32", "c:u64"),
+                  simulate=lambda a, b, c: np.uint64((int(a) * int(b) + int(c)) & (2**64 - 1)),
+                  doc="a * b (32 x 32 bits, a 64-bit product) + c (64 bits).")
 
 
 def make_io(kind: str, sm80: bool, row_kind: str | None = None):
@@ -191,33 +215,67 @@ def make_io(kind: str, sm80: bool, row_kind: str | None = None):
             M.st_shared_v4(sword(sh, base + (j * G + t) * GW + q * 4),
                            (tmp[q * 4], tmp[q * 4 + 1], tmp[q * 4 + 2], tmp[q * 4 + 3]))
 
+    # the elements of a 16-byte access past ``m``: one address, constant offsets, and the
+    # count left compared with each element's offset in 32 bits (a 64-bit address and
+    # compare per element kept 16 more registers live in softmax's partial stores)
     @dev
     def gload(addr, m, t, G, j, tmp):
         for q in range(GW // 4):
             e = (j * G + t) * S + q * E
-            if e + E <= m:
-                w = M.ld_global_v4(uint64(addr + e * esz))
+            g = addr + e * esz
+            left = int32(m - e)
+            if left >= E:
+                w = M.ld_global_v4(uint64(g))
                 for i in range(4):
                     tmp[q * 4 + i] = w[i]
             else:
                 for k in range(E):
-                    set_slot(tmp, q * E + k, ld1(addr + (e + k) * esz, e + k < m))
+                    set_slot(tmp, q * E + k, ld1(g + k * esz, k < left))
 
     @dev
     def gstore(addr, m, t, G, j, tmp):
         for q in range(GW // 4):
             e = (j * G + t) * S + q * E
-            if e + E <= m:
-                M.st_global_v4(uint64(addr + e * esz), (tmp[q * 4], tmp[q * 4 + 1],
-                                                        tmp[q * 4 + 2], tmp[q * 4 + 3]))
+            g = addr + e * esz
+            left = int32(m - e)
+            if left >= E:
+                M.st_global_v4(uint64(g), (tmp[q * 4], tmp[q * 4 + 1], tmp[q * 4 + 2],
+                                           tmp[q * 4 + 3]))
             else:
                 for k in range(E):
-                    st1(addr + (e + k) * esz, slot_bits(tmp, q * E + k), e + k < m)
+                    st1(g + k * esz, slot_bits(tmp, q * E + k), k < left)
+
+    @dev
+    def gaddr(sh, base, t, G, j):
+        """32-bit shared address of this thread's slot group ``j`` at word ``base``."""
+        return mad_lo(uint32(G) * uint32(GW * 4), uint32(j),
+                      uint32(sh) + (uint32(base) + uint32(t) * uint32(GW)) * uint32(4))
+
+    @dev
+    def group_at(addr, t, G, j):
+        """Global address of this thread's slot group ``j`` of the row at ``addr``."""
+        return mad_wide(uint32(G) * uint32(S * esz), uint32(j), uint64(addr + t * (S * esz)))
+
+    @dev
+    def thread_full(t, G, m):
+        """Every element of this thread's groups lies below ``m`` (its last group is full):
+        fixed per thread for a whole kernel of rows of one length; true for every thread
+        when ``m == G * PER_THREAD``. In 32 bits: ``m`` is at most a group's capacity."""
+        return (int32(V - 1) * int32(G) + int32(t) + int32(1)) * int32(S) <= int32(m)
 
     if sm80:
         @dev
         def issue(sh, base, addr, m, t, G):
-            m = opaque(m)  # byte counts per row: hoisted, 8 of them spilled float32 kernels
+            if thread_full(t, G, m):  # 16-byte copies, no byte counts (a constant source
+                # size of 16: ptxas drops the zero-fill, LDGSTS.E.BYPASS.128)
+                for j in range(V):
+                    a, g = gaddr(sh, base, t, G, j), group_at(addr, t, G, j)
+                    for q in range(GW // 4):
+                        A.cp_async_cg(a + uint32(q * 16), g + uint64(q * 16), 16, uint32(16))
+                return
+            # byte counts and offsets per row (hoisted, 8 of them spilled float32 kernels; with
+            # the full path beside this one, 20-30 registers of offsets stayed live)
+            m, t, G = opaque(m), opaque(t), opaque(G)
             for j in range(V):
                 for q in range(GW // 4):
                     e = (j * G + t) * S + q * E
@@ -315,12 +373,6 @@ def make_io(kind: str, sm80: bool, row_kind: str | None = None):
                 return C.pack_f16x2(a, b)
 
     @dev
-    def gaddr(sh, base, t, G, j):
-        """32-bit shared address of this thread's slot group ``j`` at word ``base``."""
-        return uint32(M.smem_addr(sh, 0)) + (uint32(base) + (uint32(j) * uint32(G) +
-                                                             uint32(t)) * uint32(GW)) * uint32(4)
-
-    @dev
     def load_group(sh, base, t, G, j, vals, o):
         """Slot group ``j`` staged at word ``base`` as float32 into ``vals[o:o + S]``."""
         a = gaddr(sh, base, t, G, j)
@@ -365,12 +417,12 @@ def make_io(kind: str, sm80: bool, row_kind: str | None = None):
         ``m``. Callers branch on ``full_row`` outside their loop over the groups (a branch
         per group kept every group's outputs live until the stores)."""
         if full_row:
-            g = addr + ((j * G + t) * S) * esz
+            g = group_at(addr, t, G, j)
             for q in range(GW // 4):
                 M.st_global_v4(uint64(g + q * 16), (words[q * 4], words[q * 4 + 1],
                                                     words[q * 4 + 2], words[q * 4 + 3]))
         else:
-            gstore(addr, m, t, G, j, words)
+            gstore(addr, m, opaque(t), opaque(G), j, words)  # offsets per row, as issue()
 
     @dev
     def store_group(addr, m, t, G, j, full_row, vals, o):
@@ -382,10 +434,12 @@ def make_io(kind: str, sm80: bool, row_kind: str | None = None):
 
     @dev
     def count(t, G, m):
-        """How many of this thread's elements lie in the ``m`` (a prefix of its order)."""
-        c = int64(0)
+        """How many of this thread's elements lie in the ``m`` (a prefix of its order).
+        In 32 bits: ``m`` is at most a group's capacity (G * PER_THREAD)."""
+        c = int32(0)
         for j in range(V):
-            c += min(max(m - (j * G + t) * S, 0), S)
+            c += min(max(int32(m) - (int32(j) * int32(G) + int32(t)) * int32(S), int32(0)),
+                     int32(S))
         return uint32(c)
 
     def vector_group(staged: bool):
@@ -412,7 +466,7 @@ def make_io(kind: str, sm80: bool, row_kind: str | None = None):
                            words=PER_THREAD * esz // 4, load_group=load_group,
                            load_row=load_row, store_group=store_group, pack_group=pack_group,
                            unpack_group=unpack_group, store_words=store_words,
-                           count=count, vector_group=vector_group)
+                           count=count, thread_full=thread_full, vector_group=vector_group)
 
 
 LOG2E = np.float32(1.4426950408889634)
@@ -443,6 +497,20 @@ ex2_ftz = define("nbk_rows_ex2_ftz", "ex2.approx.ftz.f32 $d, $x;", outputs=("d:f
 rcp_ftz = define("nbk_rows_rcp_ftz", "rcp.approx.ftz.f32 $d, $x;", outputs=("d:f32",),
                  inputs=("x:f32",), sass=("MUFU.RCP",), simulate=_rcp_sim,
                  doc="1/x, approximate (1 ulp), denormals flushed to zero.")
+
+
+def _rsqrt_sim(x):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return _ftz(np.float32(1) / np.sqrt(_ftz(x)))
+
+
+#: 1/sqrt(x), one MUFU.RSQ; 1 / sqrt(x) in IEEE float32 is a division (FCHK, a slow-path
+#: branch), a sqrt (MUFU.RSQ, a range check and a Newton step) and a reciprocal (MUFU.RCP,
+#: a range check and a Newton step): ~30 instructions a row in rms_norm (sasscount). Relative
+#: error 2^-22.9; x below 2^-126 reads as 0 (1/sqrt: inf, as for x = 0)
+rsqrt_ftz = define("nbk_rows_rsqrt_ftz", "rsqrt.approx.ftz.f32 $d, $x;", outputs=("d:f32",),
+                   inputs=("x:f32",), sass=("MUFU.RSQ",), simulate=_rsqrt_sim,
+                   doc="1/sqrt(x), approximate (2^-22.9 relative), denormals flushed to zero.")
 
 
 @dev

@@ -4,7 +4,6 @@ pass, so the variance is the exact two-pass one, not E[x^2] - E[x]^2."""
 from __future__ import annotations
 
 import functools
-import math
 
 import numpy as np
 from numba import cuda, float32, int64, types, uint32
@@ -13,7 +12,7 @@ from ..intrinsics import memory as M
 from . import host
 from .config import for_arch
 from .device import (ELEMENT_BYTES, MAX_THREADS, MAX_WARPS, PER_THREAD, dev, group_sum, locate,
-                     make_io, make_loop, opaque)
+                     make_io, make_loop, opaque, rsqrt_ftz, staging_base)
 
 NSTAT = 2  # per chunk: mean and sum of squared deviations (combined exactly, Chan et al.)
 
@@ -38,6 +37,7 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
     bio = make_io(bkind, sm80, kind)
     issue, wait, first, load_row, store_group, count = (io.issue, io.wait, io.first,
                                                         io.load_row, io.store_group, io.count)
+    thread_full = io.thread_full
     P, esz, wsz, bsz = PER_THREAD, ELEMENT_BYTES[kind], ELEMENT_BYTES[wkind], ELEMENT_BYTES[bkind]
     V, S, NW = io.groups, io.slot, io.words
     WNW = wio.words if has_w else 0  # words of weight and bias a thread stages (phase 0)
@@ -49,15 +49,17 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
     MAX_BUFFERS = 2
 
     @dev
-    def moments(sm, xs, x0, t, G, m, red, slot, xv):
+    def moments(sm, xs, x0, t, G, m, rm, full, red, slot, xv):
         """(mean, sum of squared deviations) of the staged row or chunk over the group; the
         thread's elements stay in ``xv`` (registers), which leaves holding x - mean.
-        Sums of x - x0 (x0: the row's first element): a row of equal values gets its mean
-        exactly, so (x - mean) is exactly 0 and the output exactly the bias. Only a thread
-        whose elements run past ``m`` masks them (a compare and a select each)."""
+        ``rm``: 1 / m; ``full``: thread_full(t, G, m). Sums of x - x0 (x0: the row's first
+        element): a row of equal values gets its mean exactly, so (x - mean) is exactly 0 and
+        the output exactly the bias. Only a thread whose elements run past ``m`` masks them
+        (a compare and a select each)."""
         load_row(sm, xs, t, G, xv)
-        c = count(t, G, m)
-        full = c == P
+        c = uint32(P)  # elements below m: counted by a partial thread only
+        if not full:
+            c = count(t, G, m)
         s0, s1 = zero, zero  # two chains: each FADD waits on the one before it
         if full:
             for e in range(0, P, 2):
@@ -67,7 +69,7 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
             for e in range(0, P, 2):
                 s0 += xv[e] - x0 if e < c else zero
                 s1 += xv[e + 1] - x0 if e + 1 < c else zero
-        mean = x0 + group_sum(s0 + s1, G, red, slot) / float32(m)
+        mean = x0 + group_sum(s0 + s1, G, red, slot) * rm
         d0, d1 = zero, zero
         if full:
             for e in range(0, P, 2):
@@ -81,7 +83,7 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
                 xv[e + 1] = xv[e + 1] - mean if e + 1 < c else zero
                 d0 += xv[e] * xv[e]
                 d1 += xv[e + 1] * xv[e + 1]
-        return mean, group_sum(d0 + d1, G, red, slot + 1), full
+        return mean, group_sum(d0 + d1, G, red, slot + 1)
 
     def make_write(staged: bool):
         wgroup, bgroup = wio.vector_group(staged), bio.vector_group(staged)
@@ -135,10 +137,11 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
     @dev
     def work(sm, xs, ws, row, it, x0, t, G, c):
         xa, ya, wa, ba, sx, sy, n, eps, red = c
+        rn, full = float32(1) / float32(n), thread_full(t, G, n)  # loop-invariant: hoisted
         n = opaque(n)  # the partial groups' masks: computed in their branch, per row
         xv = cuda.local.array(P, float32)
-        mean, m2, full = moments(sm, xs, x0, t, G, n, red, 0, xv)  # two reductions a row:
-        rstd = float32(1) / math.sqrt(m2 / float32(n) + eps)  # slots 0 and 1 suffice
+        mean, m2 = moments(sm, xs, x0, t, G, n, rn, full, red, 0, xv)  # two reductions a row:
+        rstd = rsqrt_ftz(m2 * rn + eps)  # slots 0 and 1 suffice
         write_staged(sm, xv, ws, ws + G * WNW, t, G, n, rstd, full, ya + row * sy * esz)
 
     loop = make_loop(io, prologue, stage, work, MAX_BUFFERS)
@@ -146,7 +149,7 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
     @cuda.jit
     def layer_norm_kernel(X, W, B, Y, n, rows, sx, sy, eps, phase, G, chunks, nbuf, WS):
         red = cuda.shared.array((4, MAX_WARPS), float32)
-        sm = cuda.shared.array(0, uint32)
+        sm = staging_base(cuda.shared.array(0, uint32))
         xa, ya = int64(M.gmem_addr(X, 0)), int64(M.gmem_addr(Y, 0))
         wa, ba = int64(M.gmem_addr(W, 0)), int64(M.gmem_addr(B, 0))
         if phase == 0:  # whole rows, blocks looping over them; weight and bias staged once
@@ -162,7 +165,8 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
         issue(sm, 0, xrow + c0 * esz, m, t, G)
         wait()
         if phase == 1:
-            mean, m2, full = moments(sm, 0, first(xrow), t, G, m, red, 0, xv)
+            mean, m2 = moments(sm, 0, first(xrow), t, G, m, float32(1) / float32(m),
+                               thread_full(t, G, m), red, 0, xv)
             if t == 0:
                 WS[2 * (row * chunks + c)] = mean
                 WS[2 * (row * chunks + c) + 1] = m2
@@ -178,11 +182,11 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
             dm = WS[2 * (row * chunks + i)] - mean
             d += WS[2 * (row * chunks + i) + 1] + float32(min(n - i * cap, cap)) * dm * dm
         m2 = group_sum(d, G, red, 3)
-        rstd = float32(1) / math.sqrt(m2 / float32(n) + eps)
+        rstd = rsqrt_ftz(m2 * (float32(1) / float32(n)) + eps)
         load_row(sm, 0, t, G, xv)
         for e in range(P):
             xv[e] -= mean
-        write_global(sm, xv, wa + c0 * wsz, ba + c0 * bsz, t, G, m, rstd, count(t, G, m) == P,
+        write_global(sm, xv, wa + c0 * wsz, ba + c0 * bsz, t, G, m, rstd, thread_full(t, G, m),
                      ya + (row * sy + c0) * esz)
 
     # .minnctapersm 1: without it ptxas squeezed some variants to 64 registers with spills

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import math
 from collections import namedtuple
 
 import numpy as np
@@ -14,7 +13,7 @@ from ..intrinsics import memory as M
 from . import host
 from .config import for_arch
 from .device import (ELEMENT_BYTES, MAX_THREADS, MAX_WARPS, PER_THREAD, dev, group_sum, locate,
-                     make_io, make_loop, opaque)
+                     make_io, make_loop, opaque, rsqrt_ftz, staging_base)
 
 NormWithResidual = namedtuple("NormWithResidual", ["out", "residual"])
 NSTAT = 1  # partial sum of squares per chunk
@@ -38,8 +37,8 @@ def rms_norm_ref(x, weight, eps=1e-6, residual=None):
 def build(kind: str, wkind: str, sm80: bool, resid: bool):
     io = make_io(kind, sm80)
     wio = make_io(wkind, sm80, kind)
-    issue, wait, load_row, store_group, count = (io.issue, io.wait, io.load_row,
-                                                 io.store_group, io.count)
+    issue, wait, load_row, store_group, thread_full = (io.issue, io.wait, io.load_row,
+                                                       io.store_group, io.thread_full)
     pack_group, unpack_group, store_words = io.pack_group, io.unpack_group, io.store_words
     P, esz, wsz, V, S, GW, NW = (PER_THREAD, ELEMENT_BYTES[kind], ELEMENT_BYTES[wkind],
                                  io.groups, io.slot, io.gw, io.words)
@@ -58,14 +57,12 @@ def build(kind: str, wkind: str, sm80: bool, resid: bool):
         unpack_group(words, xv, j * S)
 
     @dev
-    def sum_squares(sm, xs, hrow, m, t, G, xv):
-        """(this thread's part of the sum of squares of a staged row or chunk, whether all
-        its elements lie below ``m``); ``xv`` (registers) leaves holding the values. With a
-        residual, h = x + residual (rounded to x's dtype) is formed, stored at ``hrow`` and
-        normalized."""
+    def sum_squares(sm, xs, hrow, m, full, t, G, xv):
+        """This thread's part of the sum of squares of a staged row or chunk (``full``: all
+        its elements lie below ``m``, thread_full); ``xv`` (registers) leaves holding the
+        values. With a residual, h = x + residual (rounded to x's dtype) is formed, stored
+        at ``hrow`` and normalized."""
         load_row(sm, xs, t, G, xv)
-        c = count(t, G, m)
-        full = c == P
         if resid:
             rv = cuda.local.array(P, float32)
             load_row(sm, xs + G * NW, t, G, rv)
@@ -81,7 +78,7 @@ def build(kind: str, wkind: str, sm80: bool, resid: bool):
         for e in range(0, P, 2):  # padding is zero (cp.async zero-fill): no mask
             s0 += xv[e] * xv[e]
             s1 += xv[e + 1] * xv[e + 1]
-        return s0 + s1, full
+        return s0 + s1
 
     def make_scale(staged: bool):
         wgroup = wio.vector_group(staged)
@@ -124,11 +121,12 @@ def build(kind: str, wkind: str, sm80: bool, resid: bool):
     @dev
     def work(sm, xs, ws, row, it, pivot, t, G, c):
         xa, ra, wa, ya, ha, sx, sr, sy, sh_, n, eps, red = c
+        rn, full = float32(1) / float32(n), thread_full(t, G, n)  # loop-invariant: hoisted
         n = opaque(n)  # the partial groups' masks: computed in their branch, per row
         xv = cuda.local.array(P, float32)
-        ss, full = sum_squares(sm, xs, ha + row * sh_ * esz, n, t, G, xv)
+        ss = sum_squares(sm, xs, ha + row * sh_ * esz, n, full, t, G, xv)
         ss = group_sum(ss, G, red, it & 1)  # one reduction a row: alternate two slots
-        inv = float32(1) / math.sqrt(ss / float32(n) + eps)
+        inv = rsqrt_ftz(ss * rn + eps)
         scale_staged(sm, xv, ws, ya + row * sy * esz, n, inv, t, G, full)
 
     loop = make_loop(io, prologue, stage, work)
@@ -137,7 +135,7 @@ def build(kind: str, wkind: str, sm80: bool, resid: bool):
     def rms_norm_kernel(X, R, W, Y, H, n, rows, sx, sr, sy, sh_, eps, phase, G, chunks, nbuf,
                         WS):
         red = cuda.shared.array((2, MAX_WARPS), float32)
-        sm = cuda.shared.array(0, uint32)
+        sm = staging_base(cuda.shared.array(0, uint32))
         xa, ra, wa = int64(M.gmem_addr(X, 0)), int64(M.gmem_addr(R, 0)), int64(M.gmem_addr(W, 0))
         ya, ha = int64(M.gmem_addr(Y, 0)), int64(M.gmem_addr(H, 0))
         if phase == 0:  # whole rows, blocks looping over them; the weight staged once
@@ -157,7 +155,8 @@ def build(kind: str, wkind: str, sm80: bool, resid: bool):
                 issue(sm, G * NW, ra + (row * sr + c0) * esz, m, t, G)
         wait()
         if phase == 1:
-            ss, full = sum_squares(sm, 0, ha + (row * sh_ + c0) * esz, m, t, G, xv)
+            ss = sum_squares(sm, 0, ha + (row * sh_ + c0) * esz, m, thread_full(t, G, m), t,
+                             G, xv)
             ss = group_sum(ss, G, red, 0)
             if t == 0:
                 WS[row * chunks + c] = ss
@@ -166,10 +165,10 @@ def build(kind: str, wkind: str, sm80: bool, resid: bool):
         for i in range(t, chunks, G):
             ss += WS[row * chunks + i]
         ss = group_sum(ss, G, red, 1)
-        inv = float32(1) / math.sqrt(ss / float32(n) + eps)
+        inv = rsqrt_ftz(ss * (float32(1) / float32(n)) + eps)
         load_row(sm, 0, t, G, xv)  # x, or with a residual the h phase 1 stored
         scale_global(sm, xv, wa + c0 * wsz, ya + (row * sy + c0) * esz, m, inv, t, G,
-                     count(t, G, m) == P)
+                     thread_full(t, G, m))
 
     # .minnctapersm 1: without it ptxas squeezed some variants to 64 registers with spills
     # (layer_norm f32 on sm_90a 16 B, swiglu f32 on sm_80 12 B); how many blocks share

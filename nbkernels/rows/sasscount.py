@@ -103,8 +103,10 @@ def row_loop(ins, bl, succ):
 def inner_trips(ins, bl, succ, h, latch, groups):
     """{block: times it runs per row} for the inner loops of the row loop: a loop over the
     16-byte groups of a thread's row (its body has a 16-byte shared load) runs ``groups``
-    times; the sum over a block's warp partials (scalar shared loads) runs 8 times (256
-    threads) over as many loads as the compiler unrolled into one iteration."""
+    times, or ``groups / k`` when the compiler unrolled k groups into one iteration (k
+    16-byte global stores in its body: swiglu f32); the sum over a block's warp partials
+    (scalar shared loads) runs 8 times (256 threads) over as many loads as the compiler
+    unrolled into one iteration."""
     mult = {}
     for k in range(h, latch + 1):
         for t in succ[k]:
@@ -112,7 +114,8 @@ def inner_trips(ins, bl, succ, h, latch, groups):
                 body = range(bl[t][0], bl[k][1])
                 lds128 = sum(1 for i in body if ins[i][2].startswith("LDS.128"))
                 lds = sum(1 for i in body if ins[i][2] == "LDS" and ins[i][1] != "@!PT")
-                trips = groups if lds128 else max(1, 8 // max(lds, 1))
+                stg = sum(1 for i in body if ins[i][2].startswith("STG.E.128"))
+                trips = max(1, groups // max(stg, 1)) if lds128 else max(1, 8 // max(lds, 1))
                 for b in range(t, k + 1):
                     mult[b] = mult.get(b, 1) * trips
     return mult

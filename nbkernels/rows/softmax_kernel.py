@@ -13,7 +13,8 @@ from ..intrinsics import memory as M
 from . import host
 from .config import for_arch
 from .device import (ELEMENT_BYTES, MAX_THREADS, MAX_WARPS, NEG_INF, PER_THREAD, dev, fast_exp,
-                     group_max, group_sum, locate, make_io, make_loop, opaque)
+                     group_max, group_sum, locate, make_io, make_loop, opaque, rcp_ftz,
+                     staging_base)
 
 NSTAT = 2  # per chunk: max and sum of exp(x - max)
 
@@ -30,18 +31,20 @@ def build(kind: str, sm80: bool):
     io = make_io(kind, sm80)
     issue, wait, load_row, store_group, count = (io.issue, io.wait, io.load_row,
                                                  io.store_group, io.count)
+    thread_full = io.thread_full
     P, esz, V, S, NW = PER_THREAD, ELEMENT_BYTES[kind], io.groups, io.slot, io.words
     zero = float32(0)
 
     @dev
-    def row_stats(sm, xs, t, G, m, red, slot, xv):
+    def row_stats(sm, xs, t, G, m, full, red, slot, xv):
         """(max, sum of exp(x - max)) of the staged row or chunk, over the group; ``xv``
-        (registers) leaves holding exp(x - max), zero past ``m``. Only a thread whose
-        elements run past ``m`` masks them (per-element masks everywhere cost a third of
-        the bf16 throughput: instruction-bound)."""
+        (registers) leaves holding exp(x - max), zero past ``m``; ``full``: thread_full(t,
+        G, m). Only a thread whose elements run past ``m`` masks them (per-element masks
+        everywhere cost a third of the bf16 throughput: instruction-bound)."""
         load_row(sm, xs, t, G, xv)
-        c = count(t, G, m)
-        full = c == P
+        c = uint32(P)  # elements below m: counted by a partial thread only
+        if not full:
+            c = count(t, G, m)
         mx = NEG_INF
         if full:
             for e in range(P):
@@ -57,13 +60,15 @@ def build(kind: str, sm80: bool):
                 xv[e + 1] = fast_exp(xv[e + 1] - mx)
                 s0 += xv[e]
                 s1 += xv[e + 1]
-        else:  # padding (zero-filled) is not stored; it must not overflow
-            for e in range(0, P, 2):
-                xv[e] = fast_exp(xv[e] - mx) if e < c else zero
-                xv[e + 1] = fast_exp(xv[e + 1] - mx) if e + 1 < c else zero
+        else:  # padding (zero-filled, not stored) may overflow: selected away, not summed.
+            for e in range(0, P, 2):  # exp, then a select: a predicated exp kept its input
+                e0 = fast_exp(xv[e] - mx)  # and output live at once (+16 registers)
+                e1 = fast_exp(xv[e + 1] - mx)
+                xv[e] = e0 if e < c else zero
+                xv[e + 1] = e1 if e + 1 < c else zero
                 s0 += xv[e]
                 s1 += xv[e + 1]
-        return mx, group_sum(s0 + s1, G, red, slot + 1), full
+        return mx, group_sum(s0 + s1, G, red, slot + 1)
 
     @dev
     def write_row(xv, t, G, m, scale, full, yrow):
@@ -92,17 +97,18 @@ def build(kind: str, sm80: bool):
     @dev
     def work(sm, xs, vb, row, it, pivot, t, G, c):
         xa, ya, sx, sy, n, red = c
+        full = thread_full(t, G, n)  # loop-invariant: hoisted
         n = opaque(n)  # the partial groups' masks: computed in their branch, per row
         xv = cuda.local.array(P, float32)
-        mx, s, full = row_stats(sm, xs, t, G, n, red, 0, xv)  # two reductions a row: slots 0
-        write_row(xv, t, G, n, float32(1) / s, full, ya + row * sy * esz)  # and 1 suffice
+        mx, s = row_stats(sm, xs, t, G, n, full, red, 0, xv)  # two reductions a row: slots 0
+        write_row(xv, t, G, n, rcp_ftz(s), full, ya + row * sy * esz)  # and 1 suffice
 
     loop = make_loop(io, prologue, stage, work)
 
     @cuda.jit
     def softmax_kernel(X, Y, n, rows, sx, sy, phase, G, chunks, nbuf, WS):
         red = cuda.shared.array((4, MAX_WARPS), float32)
-        sm = cuda.shared.array(0, uint32)
+        sm = staging_base(cuda.shared.array(0, uint32))
         xa, ya = int64(M.gmem_addr(X, 0)), int64(M.gmem_addr(Y, 0))
         if phase == 0:  # whole rows, blocks looping over them
             loop(sm, G, rows, nbuf, NW, 0, (xa, ya, sx, sy, n, red))
@@ -115,7 +121,7 @@ def build(kind: str, sm80: bool):
         issue(sm, 0, xa + (row * sx + c0) * esz, m, t, G)
         wait()
         if phase == 1:
-            cmx, cs, full = row_stats(sm, 0, t, G, m, red, 0, xv)
+            cmx, cs = row_stats(sm, 0, t, G, m, thread_full(t, G, m), red, 0, xv)
             if t == 0:
                 WS[2 * (row * chunks + c)] = cmx
                 WS[2 * (row * chunks + c) + 1] = cs
@@ -134,7 +140,7 @@ def build(kind: str, sm80: bool):
         cnt = count(t, G, m)
         for e in range(P):  # padding (zero-filled) is not stored; it must not overflow
             xv[e] = fast_exp(xv[e] - mx) if e < cnt else zero
-        write_row(xv, t, G, m, float32(1) / s, cnt == P, ya + (row * sy + c0) * esz)
+        write_row(xv, t, G, m, rcp_ftz(s), cnt == P, ya + (row * sy + c0) * esz)
 
     # .minnctapersm 1: without it ptxas squeezed some variants to 64 registers with spills
     # (layer_norm f32 on sm_90a 16 B, swiglu f32 on sm_80 12 B); how many blocks share

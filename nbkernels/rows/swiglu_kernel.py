@@ -12,7 +12,7 @@ from ..intrinsics import memory as M
 from . import host
 from .config import for_arch
 from .device import (ELEMENT_BYTES, MAX_THREADS, PER_THREAD, dev, fast_exp, make_io, make_loop,
-                     opaque, rcp_ftz)
+                     opaque, rcp_ftz, staging_base)
 
 
 def swiglu_ref(gate, up=None):
@@ -28,7 +28,8 @@ def swiglu_ref(gate, up=None):
 @functools.lru_cache(maxsize=None)
 def build(kind: str, sm80: bool):
     io = make_io(kind, sm80)
-    issue, load_group, store_group = io.issue, io.load_group, io.store_group
+    issue, load_group, store_group, thread_full = (io.issue, io.load_group, io.store_group,
+                                                   io.thread_full)
     P, esz, V, S, NW = PER_THREAD, ELEMENT_BYTES[kind], io.groups, io.slot, io.words
     ROW = 2 * NW  # words a thread stages per buffer: gate, then up
     one = float32(1)
@@ -74,7 +75,7 @@ def build(kind: str, sm80: bool):
         row, c0, m = where(item, n, G, chunks)
         m = opaque(m)  # the partial groups' masks: computed in their branch, per item
         yrow = ya + (row * sy + c0) * esz
-        if ((V - 1) * G + t + 1) * S <= m:  # padding is zero: silu(0) * 0, never stored
+        if thread_full(t, G, m):  # padding is zero: silu(0) * 0, never stored
             for j in range(V):
                 out_group(sm, xs, t, G, j, True, yrow, m)
         else:
@@ -90,7 +91,7 @@ def build(kind: str, sm80: bool):
         # load (registers filled by ordinary loads could not: a store could alias a later
         # load, and a load-compute-store loop per 16-byte group measured 47% of copy
         # bandwidth in bf16 at 8192 x 8192 on the H200, loading all first 76%).
-        sm = cuda.shared.array(0, uint32)
+        sm = staging_base(cuda.shared.array(0, uint32))
         ga, ua, ya = int64(M.gmem_addr(Gt, 0)), int64(M.gmem_addr(U, 0)), int64(M.gmem_addr(Y, 0))
         loop(sm, G, rows * chunks, nbuf, ROW, 0, (ga, ua, ya, sg, su, sy, n, chunks))
 
