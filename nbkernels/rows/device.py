@@ -285,6 +285,7 @@ def make_io(kind: str, sm80: bool, row_kind: str | None = None):
     else:  # sm_75 has no cp.async: through registers (zero past the end, as cp.async fills)
         @dev
         def issue(sh, base, addr, m, t, G):
+            m, t, G = opaque(m), opaque(t), opaque(G)  # offsets per row, as above
             tmp = cuda.local.array(GW, uint32)
             for j in range(V):
                 gload(addr, m, t, G, j, tmp)
