@@ -88,7 +88,7 @@ def verdict(row: Row, tensor_op: str | None, loop_spills=False) -> list:
     read, so where its spills sit is unknown and they fail it."""
     problems = []
     spilled = (row.spill_stores or 0) or (row.spill_loads or 0)
-    accepted = loop_spills is not False and loop_spills is not None and loop_spills == 0
+    accepted = loop_spills is not False and loop_spills == 0  # (False == 0 in Python)
     if spilled and not accepted:
         where = "" if loop_spills is False else \
             " (SASS not read: cannot tell where)" if loop_spills is None else " inside a loop"
