@@ -5,7 +5,8 @@ resident_blocks against the driver's own occupancy query."""
 import pytest
 
 from nbkernels.errors import NbkernelsError
-from nbkernels.rows.config import RowConfig, SmLimits, plan_loop, resident_blocks, with_chunks
+from nbkernels.rows.config import (RowConfig, SmLimits, choose, plan_loop, resident_blocks,
+                                    with_chunks)
 
 H200 = SmLimits()  # sm_90: 2048 threads, 32 blocks, 64 K registers, 228 KB per SM
 A100 = SmLimits(smem=167936)  # sm_80: 164 KB per SM
@@ -101,3 +102,31 @@ def test_row_config_rejects_bad_loop_fields(kw):
 def test_with_chunks_keeps_loop_fields():
     cfg = with_chunks(RowConfig("split", 32, blocks=3, buffers=1), 2500)
     assert (cfg.chunks, cfg.blocks, cfg.buffers) == (3, 3, 1)
+
+
+@pytest.mark.parametrize("n, rows, per_thread, want", [
+    (8192, 8192, 32, ("block", 256, 1)),  # 256 x 32
+    (8192, 8192, 64, ("block", 128, 1)),  # layer_norm's 16-bit kernels: 128 x 64
+    (4096, 32768, 64, ("block", 64, 1)),
+    (2048, 100, 64, ("warp", 32, 1)),  # a warp holds 2048
+    (2049, 100, 64, ("block", 64, 1)),
+    (40000, 1, 64, ("split", 256, 3)),  # one row: chunks of 256 x 64 = 16384
+    (40000, 1, 32, ("split", 256, 5)),  # chunks of 8192
+])
+def test_choose_follows_the_kernels_elements_per_thread(n, rows, per_thread, want):
+    cfg = choose(n, rows, 132, 512, per_thread)
+    assert (cfg.variant, cfg.threads, cfg.chunks) == want
+    assert cfg.per_thread == per_thread and cfg.capacity == cfg.threads * per_thread
+
+
+def test_a_users_config_takes_the_kernels_elements_per_thread():
+    # a block of 128 holds 4096 elements of a 32-a-thread kernel, 8192 of a 64-a-thread one
+    with pytest.raises(NbkernelsError, match="holds 4096 elements per row, the rows have 8192"):
+        with_chunks(RowConfig("block", 128), 8192, 32)
+    assert with_chunks(RowConfig("block", 128), 8192, 64).capacity == 8192
+    assert with_chunks(RowConfig("split", 32), 8192, 64).chunks == 4
+
+
+def test_row_config_rejects_other_elements_per_thread():
+    with pytest.raises(NbkernelsError, match="per_thread: expected one of"):
+        RowConfig("block", 64, per_thread=48)

@@ -33,6 +33,11 @@ CASES += [(op, dt, (37, 2000), "contig", None, var)  # 64-thread blocks hold 204
 CASES += [(op, "float16", (301, 1000), "contig", None, var) for op in OPS
           for var in ("warploop", "warploop4")]
 CASES += [("swiglu", "bfloat16", (3, 40000), "contig", None, "splitloop")]
+# layer_norm's 16-bit kernels hold 64 elements a thread: rows of 8192 on 128 threads, full
+# and one short; a full warp (2048) and a full 64-thread block (4096); equal and non-finite
+CASES += [("layer_norm", dt, s, "contig", sp, None) for dt in ("bfloat16", "float16")
+          for s, sp in (((2000, 8192), None), ((300, 8191), None), ((500, 2048), None),
+                        ((64, 4096), "equal"), ((64, 8192), "nonfinite"))]
 
 
 def _fw(fw):

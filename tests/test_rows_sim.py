@@ -89,6 +89,13 @@ EDGE = [((2, 1023), "bfloat16", "warp"), ((3, 2047), "float32", "loop2"),
         ((2, 2049), "bfloat16", "split"), ((2, 1025), "float32", None)]
 FULL_CASES += [(op, dt, (s[0], 2 * s[1]) if op == "swiglu_packed" else s, "contig", None, var)
                for op in OPS for s, dt, var in EDGE]
+# layer_norm's 16-bit kernels hold 64 elements a thread (nbk_per_thread): a full warp row is
+# 2048, a full 64-thread one 4096; one short of that, and a split row of 2048-element chunks
+# whose last chunk holds one element
+FULL_CASES += [("layer_norm", "bfloat16", (2, 2048), "contig", None, "warp"),
+               ("layer_norm", "float16", (2, 4096), "contig", "equal", "loop2"),
+               ("layer_norm", "bfloat16", (3, 4095), "contig", None, "loop2"),
+               ("layer_norm", "bfloat16", (2, 4097), "contig", None, "split")]
 CASES += FULL_CASES
 
 # Turing's path (no cp.async: rows staged through registers; bf16 rounded in integer code)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from ..errors import NbkernelsError
-from .device import MAX_THREADS, MAX_WARPS, PER_THREAD
+from .device import MAX_THREADS, MAX_WARPS, PER_THREAD, PER_THREAD_CHOICES
 
 VARIANTS = ("warp", "block", "split")
 BUFFERS = (1, 2, 4)  # ring depths of the row loop (a power of two: the slot is a mask)
@@ -44,6 +44,9 @@ class RowConfig:
     chunks: int = 1
     blocks: int = 0
     buffers: int = 0
+    #: elements a thread stages per row group: a property of the kernel (its
+    #: ``nbk_per_thread``), which the host writes in; a user's config leaves it at the default
+    per_thread: int = PER_THREAD
 
     def __post_init__(self):
         if self.variant not in VARIANTS:
@@ -58,6 +61,9 @@ class RowConfig:
                 f"RowConfig: threads ({self.threads}) must be a multiple of 32 and a block "
                 f"(threads x rows_per_block = {self.threads * self.rows_per_block}) at most "
                 f"{MAX_THREADS}")
+        if self.per_thread not in PER_THREAD_CHOICES:
+            raise NbkernelsError(f"RowConfig.per_thread: expected one of {PER_THREAD_CHOICES}, "
+                                 f"got {self.per_thread}")
         if self.variant == "warp" and self.threads != 32:
             raise NbkernelsError(f"RowConfig: the warp variant has 32 threads per row, got "
                                  f"{self.threads}")
@@ -67,7 +73,7 @@ class RowConfig:
     @property
     def capacity(self) -> int:
         """Elements one group holds (a whole row, or one chunk of a split row)."""
-        return self.threads * PER_THREAD
+        return self.threads * self.per_thread
 
     def grid(self, rows: int) -> int:
         """Blocks for one row group (or chunk) each: the most a launch uses."""
@@ -106,23 +112,28 @@ def for_arch(arch) -> ArchRows:
                              f"{sorted(SM_BASE)})") from None
 
 
-def choose(n: int, rows: int, sm_count: int, max_threads: int = MAX_THREADS) -> RowConfig:
+def choose(n: int, rows: int, sm_count: int, max_threads: int = MAX_THREADS,
+           per_thread: int = PER_THREAD) -> RowConfig:
     """The layout for ``rows`` rows of ``n`` elements on a GPU with ``sm_count`` SMs, where
-    shared memory lets a block stage at most ``max_threads`` threads' elements."""
-    if n <= 32 * PER_THREAD:
-        return RowConfig("warp", 32, WARP_ROWS_PER_BLOCK)
+    shared memory lets a block stage at most ``max_threads`` threads' elements and a thread
+    holds ``per_thread`` of a row (the kernel's ``nbk_per_thread``)."""
+    P = per_thread
+    if n <= 32 * P:
+        return RowConfig("warp", 32, WARP_ROWS_PER_BLOCK, per_thread=P)
     few_rows = rows * 2 < sm_count  # one block per row would leave most SMs idle
-    if n <= max_threads * PER_THREAD and not (few_rows and n > SPLIT_THREADS * PER_THREAD):
+    if n <= max_threads * P and not (few_rows and n > SPLIT_THREADS * P):
         threads = 64
-        while threads * PER_THREAD < n:
+        while threads * P < n:
             threads *= 2
-        return RowConfig("block", threads)
-    chunk = SPLIT_THREADS * PER_THREAD
-    return RowConfig("split", SPLIT_THREADS, 1, -(-n // chunk))
+        return RowConfig("block", threads, per_thread=P)
+    return RowConfig("split", SPLIT_THREADS, 1, -(-n // (SPLIT_THREADS * P)), per_thread=P)
 
 
-def with_chunks(cfg: RowConfig, n: int) -> RowConfig:
-    """A user-given split config with its chunk count fitted to ``n``."""
+def with_chunks(cfg: RowConfig, n: int, per_thread: int | None = None) -> RowConfig:
+    """A user-given config for a kernel whose threads hold ``per_thread`` elements (default:
+    the config's own), a split one with its chunk count fitted to ``n``."""
+    if per_thread is not None:
+        cfg = replace(cfg, per_thread=per_thread)
     if cfg.variant != "split":
         if n > cfg.capacity:
             raise NbkernelsError(f"config: a {cfg.variant} layout of {cfg.threads} threads holds "

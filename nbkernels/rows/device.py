@@ -2,11 +2,11 @@
 memory, reading it back 16 bytes at a time, group reductions, and where a thread works.
 
 A *group* of ``G`` threads (a warp, or a whole block of up to 512) owns one row, or one chunk
-of ``G * PER_THREAD`` elements of a long row. Each thread copies its ``PER_THREAD`` elements
-from global to shared memory with ``cp.async`` (no registers held while the bytes are in
-flight, so how much of the row is in flight is bounded by shared memory, not by registers) and
-reads them back with 16-byte shared loads for each pass over the row: the row is read from
-global memory once.
+of ``G * P`` elements of a long row (``P``: the kernel's elements per thread, 32 or 64).
+Each thread copies its ``P`` elements from global to shared memory with ``cp.async`` (no
+registers held while the bytes are in flight, so how much of the row is in flight is bounded
+by shared memory, not by registers) and reads them back with 16-byte shared loads for each
+pass over the row: the row is read from global memory once.
 
 Elements sit in slot groups of ``S`` (16 bytes of the row's dtype): group ``j`` of thread
 ``t`` holds elements ``(j * G + t) * S .. + S - 1``, so consecutive threads move consecutive
@@ -28,7 +28,10 @@ from ..intrinsics import memory as M
 from ..intrinsics.define import define
 from ..intrinsics.warp import shfl_bfly_f32
 
-PER_THREAD = 32  # elements a thread stages per buffer: 64 B of bf16, 128 B of float32
+PER_THREAD = 32  # elements a thread stages per buffer by default: 64 B of bf16, 128 B of float32
+#: what a kernel may choose instead (its ``nbk_per_thread``): layer_norm's 16-bit kernels
+#: stage 64, 128 B a thread as float32's 32 (perf-notes r13)
+PER_THREAD_CHOICES = (32, 64)
 MAX_THREADS = 512
 MAX_WARPS = MAX_THREADS // 32
 ELEMENT_BYTES = {"f16": 2, "bf16": 2, "f32": 4}
@@ -87,10 +90,11 @@ mad_wide = define("nbk_rows_mad_wide", "mad.wide.u32 $d, $a, $b, $c;", outputs=(
                   doc="a * b (32 x 32 bits, a 64-bit product) + c (64 bits).")
 
 
-def make_io(kind: str, sm80: bool, row_kind: str | None = None):
+def make_io(kind: str, sm80: bool, row_kind: str | None = None,
+            per_thread: int = PER_THREAD):
     """Device functions for one element kind, following the slot layout of ``row_kind``
     (default: its own; a float32 weight beside a bf16 row has 8-element slot groups of 32
-    bytes). Groups are moved through ``tmp``, a local array of ``gw`` words:
+    bytes), for threads that stage ``per_thread`` elements of a row. Groups are moved through ``tmp``, a local array of ``gw`` words:
 
     ``issue(sh, base, addr, m, t, G)`` cp.async this thread's groups of the chunk at global
     ``addr`` (``m`` valid elements) into ``sh`` at word ``base``; ``fetch(sh, base, t, G, j,
@@ -106,7 +110,7 @@ def make_io(kind: str, sm80: bool, row_kind: str | None = None):
     if S % E:
         raise ValueError(f"make_io: {kind} cannot follow the layout of {row_kind}")
     GW = S * esz // 4  # words per slot group
-    V = PER_THREAD // S
+    V = per_thread // S
     half = esz == 2
 
     if kind == "f32":
@@ -260,7 +264,7 @@ def make_io(kind: str, sm80: bool, row_kind: str | None = None):
     def thread_full(t, G, m):
         """Every element of this thread's groups lies below ``m`` (its last group is full):
         fixed per thread for a whole kernel of rows of one length; true for every thread
-        when ``m == G * PER_THREAD``. In 32 bits: ``m`` is at most a group's capacity."""
+        when ``m == G * per_thread``. In 32 bits: ``m`` is at most a group's capacity."""
         return (int32(V - 1) * int32(G) + int32(t) + int32(1)) * int32(S) <= int32(m)
 
     if sm80:
@@ -338,7 +342,7 @@ def make_io(kind: str, sm80: bool, row_kind: str | None = None):
         return (j * G + t) * S + S <= m
 
     # --- a thread's whole share of a row in registers (vals: a float32 local array of
-    # PER_THREAD, element e = group e // S, slot e % S; every index is a constant once the
+    # per_thread, element e = group e // S, slot e % S; every index is a constant once the
     # loops unroll, so it lives in registers). Shared addresses in 32-bit arithmetic from
     # one per-row base: the per-group 64-bit index math of fetch() cost ~2.5 instructions
     # per element (nbkernels.rows.sasscount, sm_90a).
@@ -436,7 +440,7 @@ def make_io(kind: str, sm80: bool, row_kind: str | None = None):
     @dev
     def count(t, G, m):
         """How many of this thread's elements lie in the ``m`` (a prefix of its order).
-        In 32 bits: ``m`` is at most a group's capacity (G * PER_THREAD)."""
+        In 32 bits: ``m`` is at most a group's capacity (G * per_thread)."""
         c = int32(0)
         for j in range(V):
             c += min(max(int32(m) - (int32(j) * int32(G) + int32(t)) * int32(S), int32(0)),
@@ -464,7 +468,7 @@ def make_io(kind: str, sm80: bool, row_kind: str | None = None):
     return SimpleNamespace(issue=issue, wait=wait, commit=commit, wait_behind=wait_behind,
                            full=full, fetch=fetch, put_back=put_back, gload=gload, gstore=gstore,
                            get=get, put=put, first=first, elem=elem, gw=GW, groups=V, slot=S,
-                           words=PER_THREAD * esz // 4, load_group=load_group,
+                           words=per_thread * esz // 4, load_group=load_group,
                            load_row=load_row, store_group=store_group, pack_group=pack_group,
                            unpack_group=unpack_group, store_words=store_words,
                            count=count, thread_full=thread_full, vector_group=vector_group)
@@ -665,18 +669,19 @@ def make_loop(io, prologue, stage, work, max_buffers=4):
 
 
 @dev
-def locate(phase, G, chunks, n):
-    """(row, chunk, thread in group, chunk's first element, elements in the chunk). Phase 0:
-    a block holds blockDim / G whole rows. Phases 1 and 2 (long rows): block b is chunk
-    b % chunks of row b // chunks."""
+def locate(phase, G, chunks, n, P):
+    """(row, chunk, thread in group, chunk's first element, elements in the chunk) for
+    threads of ``P`` elements each (the kernel's constant). Phase 0: a block holds
+    blockDim / G whole rows. Phases 1 and 2 (long rows): block b is chunk b % chunks of row
+    b // chunks."""
     tb = cuda.threadIdx.x
     if phase == 0:
         row, c = int64(cuda.blockIdx.x) * (cuda.blockDim.x // G) + tb // G, int64(0)
     else:
         b = int64(cuda.blockIdx.x)
         row, c = b // chunks, b % chunks
-    c0 = c * G * PER_THREAD
-    return row, c, tb % G, c0, min(n - c0, G * PER_THREAD)
+    c0 = c * G * P
+    return row, c, tb % G, c0, min(n - c0, G * P)
 
 
 NEG_INF = np.float32(-np.inf)

@@ -236,7 +236,8 @@ class Call:
         max_threads = 32
         while max_threads * 2 <= min(max_smem // loop_bytes, cfgmod.MAX_THREADS):
             max_threads *= 2
-        cfg = self._config(r, forced, max_threads, sms)
+        cfg = self._config(r, forced, max_threads, sms,
+                           getattr(kernel, "nbk_per_thread", cfgmod.PER_THREAD))
         per_thread = kernel.nbk_row_bytes if cfg.variant == "split" else loop_bytes
         if cfg.threads * cfg.rows_per_block * per_thread > max_smem:
             raise NbkernelsError(f"config: {cfg.describe()} stages "
@@ -244,7 +245,7 @@ class Call:
                                  f"memory; this GPU allows {max_smem}")
         return cfg
 
-    def _config(self, r: Rows, forced, max_threads, sms) -> cfgmod.RowConfig:
+    def _config(self, r: Rows, forced, max_threads, sms, per_thread) -> cfgmod.RowConfig:
         env = os.environ.get("NBKERNELS_ROW_VARIANT")
         if forced is None and env:
             if env not in cfgmod.VARIANTS:
@@ -254,8 +255,8 @@ class Call:
                       "block": cfgmod.RowConfig("block", cfgmod.MAX_THREADS),
                       "split": cfgmod.RowConfig("split", cfgmod.SPLIT_THREADS)}[env]
         if forced is not None:
-            return cfgmod.with_chunks(forced, r.n)
-        return cfgmod.choose(r.n, r.rows, sms, max_threads)
+            return cfgmod.with_chunks(forced, r.n, per_thread)
+        return cfgmod.choose(r.n, r.rows, sms, max_threads, per_thread)
 
     # --- launching ------------------------------------------------------------------------
     def buf(self, r: Rows | None):

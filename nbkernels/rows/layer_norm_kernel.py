@@ -11,8 +11,8 @@ from numba import cuda, float32, int64, types, uint32
 from ..intrinsics import memory as M
 from . import host
 from .config import for_arch
-from .device import (ELEMENT_BYTES, MAX_THREADS, MAX_WARPS, PER_THREAD, dev, group_sum, locate,
-                     make_io, make_loop, opaque, rsqrt_ftz, staging_base)
+from .device import (ELEMENT_BYTES, MAX_THREADS, MAX_WARPS, dev, group_sum, locate, make_io,
+                     make_loop, opaque, rsqrt_ftz, staging_base)
 
 NSTAT = 2  # per chunk: mean and sum of squared deviations (combined exactly, Chan et al.)
 
@@ -30,16 +30,29 @@ def layer_norm_ref(x, weight=None, bias=None, eps=1e-5):
     return y
 
 
+#: bytes of a row a thread stages per buffer: 32 float32 or 64 16-bit elements. bf16 rows of
+#: 8192 at 32 a thread (256-thread blocks) moved 69.5% of copy on the H200, at 64 (128 threads)
+#: 81.2%; rows of 4096 85.2 -> 88.0% (session 10, run 5; perf-notes r13)
+ROW_BYTES = 128
+
+
+def per_thread(kind: str) -> int:
+    """Elements of a row a thread holds in the ``kind`` kernel (its ``nbk_per_thread``)."""
+    return ROW_BYTES // ELEMENT_BYTES[kind]
+
+
 @functools.lru_cache(maxsize=None)
 def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: bool):
-    io = make_io(kind, sm80)
-    wio = make_io(wkind, sm80, kind)
-    bio = make_io(bkind, sm80, kind)
+    P = per_thread(kind)
+    io = make_io(kind, sm80, per_thread=P)
+    wio = make_io(wkind, sm80, kind, per_thread=P)
+    bio = make_io(bkind, sm80, kind, per_thread=P)
     issue, wait, first, load_row, store_group, count = (io.issue, io.wait, io.first,
                                                         io.load_row, io.store_group, io.count)
     thread_full = io.thread_full
-    P, esz, wsz, bsz = PER_THREAD, ELEMENT_BYTES[kind], ELEMENT_BYTES[wkind], ELEMENT_BYTES[bkind]
+    esz, wsz, bsz = ELEMENT_BYTES[kind], ELEMENT_BYTES[wkind], ELEMENT_BYTES[bkind]
     V, S, NW = io.groups, io.slot, io.words
+    H = min(V, 4)  # the write loop in two parts of at most 4 groups (write_row)
     WNW = wio.words if has_w else 0  # words of weight and bias a thread stages (phase 0)
     BNW = bio.words if has_b else 0
     wissue, bissue = wio.issue, bio.issue
@@ -110,11 +123,19 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
 
         @dev
         def write_row(sm, xv, w, b, t, G, m, rstd, full, yrow):
+            """Two loops of at most 4 slot groups, not one of 8: LLVM unrolled loops of 4
+            groups, so every index into ``xv`` became a constant and the array lived in
+            registers; a loop of 8 it left rolled, and the whole array went to the stack
+            (a 16-bit row of 64 elements a thread, perf-notes r13)."""
             if full:
-                for j in range(V):
+                for j in range(H):
+                    out_group(sm, xv, w, b, t, G, m, j, rstd, True, yrow)
+                for j in range(H, V):
                     out_group(sm, xv, w, b, t, G, m, j, rstd, True, yrow)
             else:
-                for j in range(V):
+                for j in range(H):
+                    out_group(sm, xv, w, b, t, G, m, j, rstd, False, yrow)
+                for j in range(H, V):
                     out_group(sm, xv, w, b, t, G, m, j, rstd, False, yrow)
         return write_row
 
@@ -156,7 +177,7 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
             loop(sm, G, rows, nbuf, NW, WNW + BNW, (xa, ya, wa, ba, sx, sy, n, eps, red))
             return
         # split rows: block b is chunk b % chunks of row b // chunks
-        row, c, t, c0, m = locate(phase, G, chunks, n)
+        row, c, t, c0, m = locate(phase, G, chunks, n, P)
         if row >= rows:
             return
         xv = cuda.local.array(P, float32)
@@ -194,6 +215,7 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
     # an SM is chosen per launch from the real count (host.Call.loop_launch)
     layer_norm_kernel.nbk_launch_bounds = (MAX_THREADS, 1)
     layer_norm_kernel.nbk_max_buffers = MAX_BUFFERS
+    layer_norm_kernel.nbk_per_thread = P
     layer_norm_kernel.nbk_row_bytes = NW * 4  # staged per thread per buffer
     layer_norm_kernel.nbk_vec_bytes = (WNW + BNW) * 4  # weight and bias, staged once (phase 0)
     return layer_norm_kernel

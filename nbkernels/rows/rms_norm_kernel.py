@@ -143,7 +143,7 @@ def build(kind: str, wkind: str, sm80: bool, resid: bool):
             return
         # split rows: block b is chunk b % chunks of row b // chunks; phase 1 stores the
         # chunk's sum of squares (and h), phase 2 sums them and scales the chunk
-        row, c, t, c0, m = locate(phase, G, chunks, n)
+        row, c, t, c0, m = locate(phase, G, chunks, n, P)
         if row >= rows:
             return
         xv = cuda.local.array(P, float32)

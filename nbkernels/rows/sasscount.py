@@ -8,8 +8,9 @@ layout goes (the next row staged, the barrier of a block-wide reduction, 16-byte
 than the masked per-element tail, the fast reciprocal rather than its slow path). Found as the
 path through the loop body that holds the most of those landmark instructions and, among
 those, the fewest instructions. Inner loops (the sum over a block's warp partials) are
-counted once per row. Divided by the elements a thread holds per row (32), that is the
-issue cost per element a profile measures in the row loop, less the inner loops' repeats.
+counted once per row. Divided by the elements a thread holds per row (32, or 64 in
+layer_norm's 16-bit kernels), that is the issue cost per element a profile measures in the
+row loop, less the inner loops' repeats.
 """
 from __future__ import annotations
 
@@ -26,7 +27,19 @@ TARGET = re.compile(r"`\(([^)]*)\)")
 LANDMARKS = ("LDGSTS", "BAR.SYNC", "SHFL.BFLY", "LDS.128", "STG.E.128", "STG.E.64")
 #: off it: the per-element tail of a partial row, the slow-path calls
 AVOID = ("STG.E.U16", "LDG.E.U16", "CALL.REL")
-PER_THREAD = 32
+
+
+def per_thread(stem: str) -> int:
+    """Elements a thread holds per row in the kernel of a ``rows__<op>__<kind>`` file."""
+    from .device import PER_THREAD
+    from .layer_norm_kernel import per_thread as layer_norm_per_thread
+    _, op, kind = stem.split("__")
+    return layer_norm_per_thread(kind) if op == "layer_norm" else PER_THREAD
+
+
+def element_bytes(stem: str) -> int:
+    from .device import ELEMENT_BYTES
+    return ELEMENT_BYTES[stem.split("__")[2]]
 
 
 def parse(text: str):
@@ -162,14 +175,14 @@ def main(argv):
     verbose = "-v" in argv
     print(f"{'kernel':32} {'instr/row':>9} {'per elem':>8}  top opcodes")
     for f in files:
-        groups = 8 if f.stem.endswith("f32") else 4  # 16-byte groups of 32 elements
-        ops, path, ins, bl, mult = count(f.read_text(), groups)
+        P = per_thread(f.stem)
+        ops, path, ins, bl, mult = count(f.read_text(), P * element_bytes(f.stem) // 16)
         tot = sum(ops.values())
         agg = Counter()
         for o, c in ops.items():
             agg[o.split(".")[0]] += c
         top = " ".join(f"{o}:{c}" for o, c in agg.most_common(10))
-        print(f"{f.stem:32} {tot:9d} {tot / PER_THREAD:8.1f}  {top}")
+        print(f"{f.stem:32} {tot:9d} {tot / P:8.1f}  {top}")
         if verbose:
             for k in path:
                 s, e = bl[k]

@@ -114,7 +114,7 @@ def build(kind: str, sm80: bool):
             loop(sm, G, rows, nbuf, NW, 0, (xa, ya, sx, sy, n, red))
             return
         # split rows: block b is chunk b % chunks of row b // chunks
-        row, c, t, c0, m = locate(phase, G, chunks, n)
+        row, c, t, c0, m = locate(phase, G, chunks, n, P)
         if row >= rows:
             return
         xv = cuda.local.array(P, float32)
