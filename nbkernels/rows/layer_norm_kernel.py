@@ -11,8 +11,8 @@ from numba import cuda, float32, int64, types, uint32
 from ..intrinsics import memory as M
 from . import host
 from .config import for_arch
-from .device import (ELEMENT_BYTES, MAX_THREADS, MAX_WARPS, dev, group_sum, locate, make_io,
-                     make_loop, opaque, rsqrt_ftz, staging_base)
+from .device import (ELEMENT_BYTES, MAX_THREADS, MAX_WARPS, PER_THREAD, dev, group_sum, locate,
+                     make_io, make_loop, opaque, rsqrt_ftz, staging_base)
 
 NSTAT = 2  # per chunk: mean and sum of squared deviations (combined exactly, Chan et al.)
 
@@ -36,14 +36,16 @@ def layer_norm_ref(x, weight=None, bias=None, eps=1e-5):
 ROW_BYTES = 128
 
 
-def per_thread(kind: str) -> int:
-    """Elements of a row a thread holds in the ``kind`` kernel (its ``nbk_per_thread``)."""
-    return ROW_BYTES // ELEMENT_BYTES[kind]
+def per_thread(kind: str, sm80: bool = True) -> int:
+    """Elements of a row a thread holds in the ``kind`` kernel (its ``nbk_per_thread``).
+    Turing's kernels keep 32: its bf16 rounding in integer code made the 16-bit write loop
+    too long for LLVM to unroll, and the register array went to the stack (sm_75 build)."""
+    return ROW_BYTES // ELEMENT_BYTES[kind] if sm80 else PER_THREAD
 
 
 @functools.lru_cache(maxsize=None)
 def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: bool):
-    P = per_thread(kind)
+    P = per_thread(kind, sm80)
     io = make_io(kind, sm80, per_thread=P)
     wio = make_io(wkind, sm80, kind, per_thread=P)
     bio = make_io(bkind, sm80, kind, per_thread=P)
