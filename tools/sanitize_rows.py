@@ -17,6 +17,11 @@ CASES = [  # op, dtype, shape, layout, special, variant
     ("swiglu_packed", "float16", (3, 4100), "transposed", None, "split256"),  # split, copies
     ("rms_norm", "float32", (9, 33), "rowstride", None, "warp"),
     ("layer_norm", "bfloat16", (1, 1), "contig", None, None),
+    # layer_norm in 16 bits holds 64 elements a thread (perf-notes r13): 128 threads looping
+    # over rows one short of full, a split row whose last chunk holds one element, full warps
+    ("layer_norm", "bfloat16", (5, 8191), "contig", None, None),
+    ("layer_norm", "float16", (2, 4097), "contig", None, "split"),
+    ("layer_norm", "bfloat16", (9, 2048), "contig", None, "warploop"),
 ]
 
 rng = np.random.default_rng()
