@@ -52,28 +52,5 @@ for round in 1 2; do
     timeout 85 $BENCH --json "$out/bench_new$round.json" 2>&1 | grep -v Warning
 done
 echo "benchmarks done at ${SECONDS}s"
-python3 - "$out" <<'PY'
-import json, sys
-from pathlib import Path
-runs = {}
-for f in sorted(Path(sys.argv[1]).glob("bench_*.json")):
-    res = json.loads(f.read_text())
-    runs[f.stem[6:]] = ({(r["op"], r["dtype"], "x".join(map(str, r["shape"]))): r
-                         for r in res["rows"] if "of_copy" in r}, res["copy_GBps"])
-print("copy GB/s: " + ", ".join(f"{k} {v[1]:.0f}" for k, v in runs.items()))
-keys = sorted({k for recs, _ in runs.values() for k in recs})
-cols = [c for c in ("old1", "new1", "old2", "new2") if c in runs]
-print(f"{'op':11s} {'dtype':5s} {'shape':>10s} " + " ".join(f"{c:>6s}" for c in cols)
-      + "  new-old  (% of copy)  regs, buffers, blocks: old / new")
-for k in keys:
-    v = {c: runs[c][0][k]["of_copy"] * 100 for c in cols if k in runs[c][0]}
-    old = [v[c] for c in v if c.startswith("old")]
-    new = [v[c] for c in v if c.startswith("new")]
-    d = f"{sum(new) / len(new) - sum(old) / len(old):+6.1f}" if old and new else "     -"
-    plans = [runs[c][0][k].get("plan[auto]") or {} for c in ("old1", "new1") if c in runs
-             and k in runs[c][0]]
-    lay = " / ".join(f"{p.get('regs')}, {p.get('buffers')}, {p.get('blocks')}" for p in plans)
-    print(f"{k[0]:11s} {k[1]:5s} {k[2]:>10s} " +
-          " ".join(f"{v[c]:6.1f}" if c in v else "     -" for c in cols) + f"  {d}  {lay}")
-PY
+python3 tools/rows_ab_table.py "$out"  # (the table was inline here when run 6 ran)
 echo "done at ${SECONDS}s"
