@@ -29,8 +29,8 @@ from ..intrinsics.define import define
 from ..intrinsics.warp import shfl_bfly_f32
 
 PER_THREAD = 32  # elements a thread stages per buffer by default: 64 B of bf16, 128 B of float32
-#: what a kernel may choose instead (its ``nbk_per_thread``): layer_norm's 16-bit kernels
-#: stage 64, 128 B a thread as float32's 32 (perf-notes r13)
+#: what a kernel may choose instead (its ``nbk_per_thread``): layer_norm's 16-bit kernels on
+#: sm_80+ stage 64, 128 B a thread as float32's 32 (perf-notes r13)
 PER_THREAD_CHOICES = (32, 64)
 MAX_THREADS = 512
 MAX_WARPS = MAX_THREADS // 32
@@ -94,7 +94,8 @@ def make_io(kind: str, sm80: bool, row_kind: str | None = None,
             per_thread: int = PER_THREAD):
     """Device functions for one element kind, following the slot layout of ``row_kind``
     (default: its own; a float32 weight beside a bf16 row has 8-element slot groups of 32
-    bytes), for threads that stage ``per_thread`` elements of a row. Groups are moved through ``tmp``, a local array of ``gw`` words:
+    bytes), for threads that stage ``per_thread`` elements of a row. Groups are moved through
+    ``tmp``, a local array of ``gw`` words:
 
     ``issue(sh, base, addr, m, t, G)`` cp.async this thread's groups of the chunk at global
     ``addr`` (``m`` valid elements) into ``sh`` at word ``base``; ``fetch(sh, base, t, G, j,

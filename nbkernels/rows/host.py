@@ -238,10 +238,10 @@ class Call:
             max_threads *= 2
         cfg = self._config(r, forced, max_threads, sms,
                            getattr(kernel, "nbk_per_thread", cfgmod.PER_THREAD))
-        per_thread = kernel.nbk_row_bytes if cfg.variant == "split" else loop_bytes
-        if cfg.threads * cfg.rows_per_block * per_thread > max_smem:
+        staged = kernel.nbk_row_bytes if cfg.variant == "split" else loop_bytes  # a thread's
+        if cfg.threads * cfg.rows_per_block * staged > max_smem:
             raise NbkernelsError(f"config: {cfg.describe()} stages "
-                                 f"{cfg.threads * cfg.rows_per_block * per_thread} B of shared "
+                                 f"{cfg.threads * cfg.rows_per_block * staged} B of shared "
                                  f"memory; this GPU allows {max_smem}")
         return cfg
 
