@@ -1,6 +1,8 @@
 """Row kernels at edge shapes in every layout, for compute-sanitizer (memcheck, racecheck).
 
-    compute-sanitizer --tool memcheck --report-api-errors no python3 tools/sanitize_rows.py
+    compute-sanitizer --tool memcheck --report-api-errors no python3 tools/sanitize_rows.py [OP]
+
+With OP, only the cases of that op (fewer kernels to compile under the sanitizer).
 """
 import sys
 
@@ -26,7 +28,8 @@ CASES = [  # op, dtype, shape, layout, special, variant
 
 rng = np.random.default_rng()
 fails = []
-for case in CASES:
+cases = [c for c in CASES if len(sys.argv) < 2 or c[0] == sys.argv[1]]
+for case in cases:
     fails += run_case(case, rng, "cupy")
-print("\n".join(fails) or f"{len(CASES)} cases ok")
+print("\n".join(fails) or f"{len(cases)} cases ok")
 sys.exit(1 if fails else 0)
