@@ -105,7 +105,10 @@ SM75_CASES = [(op, dt, (3, 300), "contig", None, var)
 SM75_CASES += [("softmax", "bfloat16", (3, 50), "contig", "nonfinite", None),
                ("layer_norm", "bfloat16", (5, 300), "contig", None, "loop2"),
                ("rms_norm_residual", "float16", (7, 100), "contig", None, "loop1"),
-               ("swiglu", "bfloat16", (5, 100), "contig", None, "warploop")]
+               ("swiglu", "bfloat16", (5, 100), "contig", None, "warploop"),
+               # full rows: layer_norm's write loops (two of 2 groups on Turing)
+               ("layer_norm", "bfloat16", (3, 1024), "contig", None, "warp"),
+               ("layer_norm", "float32", (3, 2047), "contig", None, "loop2")]
 
 SCRIPT = r'''
 import contextlib, json, sys

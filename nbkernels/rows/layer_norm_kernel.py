@@ -54,7 +54,9 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
     thread_full = io.thread_full
     esz, wsz, bsz = ELEMENT_BYTES[kind], ELEMENT_BYTES[wkind], ELEMENT_BYTES[bkind]
     V, S, NW = io.groups, io.slot, io.words
-    H = min(V, 4)  # the write loop in two parts of at most 4 groups (write_row)
+    # the write loop as two loops, the first H groups and the rest (write_row); 2 on Turing,
+    # whose bf16 rounding in integer code makes each group's body longer
+    H = min(V, 4 if sm80 else 2)
     WNW = wio.words if has_w else 0  # words of weight and bias a thread stages (phase 0)
     BNW = bio.words if has_b else 0
     wissue, bissue = wio.issue, bio.issue
@@ -125,10 +127,10 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
 
         @dev
         def write_row(sm, xv, w, b, t, G, m, rstd, full, yrow):
-            """Two loops of at most 4 slot groups, not one of 8: LLVM unrolled loops of 4
-            groups, so every index into ``xv`` became a constant and the array lived in
+            """Two loops over the slot groups, not one: LLVM unrolled loops of 4 groups (2 on
+            Turing), so every index into ``xv`` became a constant and the array lived in
             registers; a loop of 8 it left rolled, and the whole array went to the stack
-            (a 16-bit row of 64 elements a thread, perf-notes r13)."""
+            (a 16-bit row of 64 elements a thread, perf-notes r13; on Turing one of 4)."""
             if full:
                 for j in range(H):
                     out_group(sm, xv, w, b, t, G, m, j, rstd, True, yrow)
