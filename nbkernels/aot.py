@@ -6,7 +6,8 @@ or nvJitLink where ptxas is missing or older than NVVM), and its SASS read back.
 arch gives registers, shared memory (static + dynamic), spills, stack and the tensor-core
 instruction found in the SASS. The command fails, naming the variant, when one does not compile
 or assemble, spills (a variant marked ``spills_outside_loops``: spills inside a loop of its
-SASS), or lacks the tensor-core instruction it is built around. A variant whose
+SASS), uses a stack frame inside a loop (an array left in local memory), or lacks the
+tensor-core instruction it is built around. A variant whose
 ``min_arch`` the arch does not satisfy is "n/a for this arch", not a failure.
 
 Kernel families plug in through :data:`FAMILIES`, a table of module names. A family module
@@ -81,11 +82,15 @@ def families(names=None) -> list:
     return [importlib.import_module(n) for n in (names or FAMILIES)]
 
 
-def verdict(row: Row, tensor_op: str | None, loop_spills=False) -> list:
-    """What makes an assembled variant a failure: spills, or a missing tensor-core instruction.
-    ``loop_spills`` False: any spill fails; a count (a variant that accepts spills outside
-    loops): spill instructions inside a loop fail it, none do not; None: its SASS could not be
-    read, so where its spills sit is unknown and they fail it."""
+def verdict(row: Row, tensor_op: str | None, loop_spills=False, loop_locals=None) -> list:
+    """What makes an assembled variant a failure: spills, local memory inside a loop, or a
+    missing tensor-core instruction. ``loop_spills`` False: any spill fails; a count (a variant
+    that accepts spills outside loops): spill instructions inside a loop fail it, none do not;
+    None: its SASS could not be read, so where its spills sit is unknown and they fail it.
+    ``loop_locals``: local-memory instructions inside loops (None: SASS not read). Without
+    spills, a stack frame with any of them is an array the compiler could not keep in
+    registers, read and written every iteration (rows/layer_norm on sm_75 had one unnoticed:
+    perf-notes r13); a stack frame used outside loops only passes."""
     problems = []
     spilled = (row.spill_stores or 0) or (row.spill_loads or 0)
     accepted = loop_spills is not False and loop_spills == 0  # (False == 0 in Python)
@@ -93,6 +98,9 @@ def verdict(row: Row, tensor_op: str | None, loop_spills=False) -> list:
         where = "" if loop_spills is False else \
             " (SASS not read: cannot tell where)" if loop_spills is None else " inside a loop"
         problems.append(f"spills ({row.spill_stores} B stores, {row.spill_loads} B loads){where}")
+    if not spilled and row.stack and loop_locals:
+        problems.append(f"local memory inside a loop ({loop_locals} LDL/STL, a {row.stack} B "
+                        f"stack frame): an array not kept in registers")
     if tensor_op and row.tensor_ops is not None and \
             not any(op.split(".")[0] == tensor_op for op in row.tensor_ops):
         problems.append(f"no {tensor_op} instruction in the SASS")
@@ -158,21 +166,22 @@ def compile_variant(v: Variant, arch_name: str, out_dir: str | None, assembler: 
             _assemble_nvjitlink(ptx, arch)
         row.registers, row.static_smem, row.stack = asm.registers, asm.shared_bytes, asm.stack_bytes
         row.spill_stores, row.spill_loads = asm.spill_stores, asm.spill_loads
-        loop_spills = None if v.spills_outside_loops else False
+        loop_spills, loop_locals = (None if v.spills_outside_loops else False), None
         if stem:
             stem.with_suffix(".cubin").write_bytes(asm.cubin)
         try:
             sass = toolchain.disassemble(asm.cubin)
             ops = toolchain.sass_opcodes(sass)
             row.tensor_ops = sorted({o for o in ops if o.split(".")[0] in TENSOR_OPS})
+            loop_locals = toolchain.local_accesses_in_loops(sass)
             if v.spills_outside_loops:
-                loop_spills = toolchain.local_accesses_in_loops(sass)
+                loop_spills = loop_locals
             if stem:
                 stem.with_suffix(".sass").write_text(sass)
         except Exception as e:  # no nvdisasm: registers and spills still count
             row.tensor_ops = None
             row.problems.append(f"SASS not read: {e}")
-        bad = verdict(row, v.tensor_op, loop_spills)
+        bad = verdict(row, v.tensor_op, loop_spills, loop_locals)
         if bad:
             row.status, row.problems = "FAIL", bad + row.problems
     except Exception as e:

@@ -74,6 +74,13 @@ def test_verdict_rules():
     assert aot.verdict(spilled, "HMMA", loop_spills=0) == []
     assert "spills (24 B stores, 12 B loads) inside a loop" in aot.verdict(spilled, "HMMA", 3)
     assert "cannot tell where" in aot.verdict(spilled, "HMMA", None)[0]
+    # a stack frame without spills: an array in local memory; it fails where a loop uses it
+    stacked = aot.Row("x", "sm_75", registers=116, spill_stores=0, spill_loads=0, stack=128,
+                      tensor_ops=[])
+    assert "local memory inside a loop (12 LDL/STL, a 128 B stack frame)" in \
+        aot.verdict(stacked, None, False, 12)[0]
+    assert aot.verdict(stacked, None, False, 0) == []  # used outside loops only
+    assert aot.verdict(stacked, None, False, None) == []  # SASS not read: no judgment
 
 
 SASS_WITH_LOOP = """
