@@ -25,7 +25,7 @@ for op in ("layer_norm", "rms"):
             for i in range(50): f(sel(i))
             e.record(); e.synchronize(); ts.append(s.elapsed_time(e) * 1000 / 50)
         us = statistics.median(ts)
-        print(f"{sys.argv[1]} {op:10s} {name:4s} {us:7.1f} us/call  {2 * r * n * 2 / us / 1e6:6.0f} GB/s")
+        print(f"{sys.argv[1]} {op:10s} {name:4s} {us:7.1f} us/call  {2 * r * n * 2 / us / 1e3:6.0f} GB/s")
 '
 for tree in old new; do
     pp=$PWD; [ $tree = old ] && pp=$PWD/ab_old
