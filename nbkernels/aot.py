@@ -7,8 +7,8 @@ arch gives registers, shared memory (static + dynamic), spills, stack and the te
 instruction found in the SASS. The command fails, naming the variant, when one does not compile
 or assemble, spills (a variant marked ``spills_outside_loops``: spills inside a loop of its
 SASS), uses a stack frame inside a loop (an array left in local memory), or lacks the
-tensor-core instruction it is built around. A variant whose
-``min_arch`` the arch does not satisfy is "n/a for this arch", not a failure.
+tensor-core instruction it is built around. A variant whose ``min_arch`` the arch does not
+satisfy is "n/a for this arch", not a failure.
 
 Kernel families plug in through :data:`FAMILIES`, a table of module names. A family module
 offers:
