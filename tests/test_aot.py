@@ -61,6 +61,25 @@ def test_default_tiles_fit_each_arch():
             assert tile.smem_bytes(kind) <= gemm_aot.MAX_SMEM[arch.base], (arch, kind, tile)
 
 
+def test_wide_k_tile_where_two_blocks_fit_an_sm():
+    """16-bit GEMMs that fill the GPU take config.WIDE_K where two of its 96 KB blocks fit
+    (Hopper), the 64-byte tile elsewhere; other kinds never take it; the autotuner measures it
+    for 16-bit kinds only."""
+    from nbkernels.matmul import config
+
+    for kind in ("bf16", "f16"):
+        assert gemm_aot.default_tile(kind, Arch(9, 0, "a")) == config.WIDE_K
+        assert config.WIDE_K in config.candidates(kind)
+        for arch in (Arch(8, 0), Arch(8, 6), Arch(8, 9)):
+            assert gemm_aot.default_tile(kind, arch) == config.CANDIDATES[0], arch
+        # too few 128x128 tiles to fill 132 SMs: a smaller tile, as before
+        assert config.heuristic(kind, 512, 512, 4096, 1, 132, 227 * 1024).bm == 64
+    for kind in ("tf32", "s8", "f64"):
+        assert gemm_aot.default_tile(kind, Arch(9, 0, "a")) != config.WIDE_K
+        assert config.WIDE_K not in config.candidates(kind)
+    assert config.WIDE_K.smem_bytes("bf16") == 96 * 1024
+
+
 def test_verdict_rules():
     ok = aot.Row("x", "sm_80", registers=100, spill_stores=0, spill_loads=0,
                  tensor_ops=["HMMA.16816.F32"])

@@ -29,7 +29,7 @@ def _case(seed):
     return dtype, prec, m, n, k, lay, batch, use_c
 
 
-def _run(case, rng):
+def _run(case, rng, **kw):
     dtype, prec, m, n, k, lay, (ba, bb), use_c = case
     sa = (ba, m, k) if ba else (m, k)
     sb = (bb, k, n) if bb else (k, n)
@@ -49,7 +49,7 @@ def _run(case, rng):
     out = cupy.full(shape, np.nan if rdt.kind == "f" else -7, dtype=rdt) if rdt != BF16 else \
         cupy.asarray(np.full(shape, np.nan, np.float32).astype(BF16))
     res = nbkernels.gemm(da, db, dc, alpha=alpha, beta=beta if use_c else 0, out=out,
-                         precision=prec)
+                         precision=prec, **kw)
     assert res is out
     want = reference(a, b, c, alpha, beta if use_c else 0, prec)
     return relerr(cupy.asnumpy(out), want), TOLERANCES[(dtype, prec)]
@@ -60,6 +60,21 @@ def test_random_sweep(seed):
     case = _case(seed)
     rng = np.random.default_rng()  # fresh values every run; the case table is fixed by seed
     (err, where), tol = _run(case, rng)
+    assert err <= tol, f"case {case}: relative error {err:.3g} > {tol}; {where}"
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_random_sweep_wide_k_tile(seed):
+    """config.WIDE_K (64 elements of K a stage, 3 stages) on the sm_80-class kernel, forced:
+    the heuristic gives it only to 16-bit problems that fill the GPU with 128x128 tiles, where
+    two 96 KB blocks fit an SM, so the random sweep alone would rarely reach it."""
+    from nbkernels.matmul import config
+
+    dtype, prec, m, n, k, lay, batch, use_c = _case(seed)
+    dtype = ("float16", "bfloat16")[seed % 2]
+    case = (dtype, None, m, n, k, lay, batch, use_c)
+    rng = np.random.default_rng()
+    (err, where), tol = _run(case, rng, variant="sm80", tile=config.WIDE_K)
     assert err <= tol, f"case {case}: relative error {err:.3g} > {tol}; {where}"
 
 

@@ -10,7 +10,7 @@ import pytest
 from .simrun import simulated_result
 
 CASES = [
-    # dtype, (batch_a, batch_b), M, N, K, layouts (a, b), precision, variant
+    # dtype, (batch_a, batch_b), M, N, K, layouts (a, b), precision, variant[, tile]
     ("bfloat16", (0, 0), 20, 36, 40, "rr", None, None),
     ("float16", (0, 0), 33, 17, 50, "cc", None, None),
     ("float16", (0, 0), 16, 8, 16, "rc", None, None),
@@ -29,6 +29,11 @@ CASES = [
     # interior blocks (whole 64x64 tiles and full k-tiles): the predicate-free loader
     ("bfloat16", (0, 0), 130, 72, 96, "rr", None, None),
     ("float16", (0, 0), 64, 64, 64, "cc", None, None),
+    # the large 16-bit tiles (TileConfig fields): Hopper's config.WIDE_K (64 elements of K a
+    # stage, 3 stages; 4 full k-tiles, then edges in M, N and K), and A100's 64-byte tile
+    ("bfloat16", (0, 0), 128, 128, 256, "rr", None, None, [128, 128, 128, 2, 2, 3, 8, 2]),
+    ("float16", (0, 0), 130, 72, 200, "cr", None, None, [128, 128, 128, 2, 2, 3, 8, 2]),
+    ("float16", (0, 0), 70, 40, 200, "rc", None, None, [128, 128, 64, 2, 2, 4]),
     # split-K (few output tiles, long K): partial slices plus the reduction kernel
     ("bfloat16", (0, 0), 20, 36, 300, "rc", None, None),
     ("float16", (2, 2), 9, 17, 270, "rr", None, None),
@@ -42,11 +47,13 @@ import numpy as np
 sys.path.insert(0, "tests")
 from gemm_cases import make, reference, relerr, TOLERANCES, DTYPES
 import nbkernels
+from nbkernels.matmul import TileConfig
 
 cases = json.loads(sys.argv[1])
 rng = np.random.default_rng()
 out = []
-for dtype, (ba, bb), m, n, k, lay, prec, variant in cases:
+for dtype, (ba, bb), m, n, k, lay, prec, variant, *tile in cases:
+    tile = TileConfig(*tile[0]) if tile else None
     sa = (ba, m, k) if ba else (m, k)
     sb = (bb, k, n) if bb else (k, n)
     a, b = make(rng, dtype, sa, lay[0]), make(rng, dtype, sb, lay[1])
@@ -55,7 +62,8 @@ for dtype, (ba, bb), m, n, k, lay, prec, variant in cases:
     c = make(rng, dtype, shape).astype(rdt) if dtype != "int8" else rng.integers(-99, 99, shape).astype(np.int32)
     res = np.full(shape, np.nan if dtype != "int8" else -7, rdt)
     alpha, beta = (2, -1) if dtype == "int8" else (0.75, 0.5)
-    nbkernels.gemm(a, b, c, alpha=alpha, beta=beta, out=res, precision=prec, variant=variant)
+    nbkernels.gemm(a, b, c, alpha=alpha, beta=beta, out=res, precision=prec, variant=variant,
+                   tile=tile)
     err, where = relerr(res, reference(a, b, c, alpha, beta, prec))
     out.append([err, where, TOLERANCES[(dtype, prec)]])
 print("RESULT" + json.dumps(out))

@@ -1,8 +1,8 @@
 """Edge-shape GEMMs of every variant, for compute-sanitizer (memcheck, racecheck).
 
-    compute-sanitizer --tool memcheck python3 tools/sanitize_gemm.py [DTYPE ...]
+    compute-sanitizer --tool memcheck python3 tools/sanitize_gemm.py [DTYPE | VARIANT ...]
 
-With dtypes named (e.g. ``float64``), only their cases run.
+With dtypes (e.g. ``float64``) or variants (e.g. ``sm80/wide``) named, only their cases run.
 """
 import sys
 
@@ -22,6 +22,10 @@ CASES = [  # dtype, M, N, K, layout, variant, precision
     ("float64", 37, 29, 31, "rc", None, None),       # simt
     ("float32", 50, 1, 7, "rr", None, "fp32"),       # simt, N = 1
     ("bfloat16", 16, 72, 2000, "rc", None, None),    # split-K + reduction
+    # config.WIDE_K (Hopper's sm80-class default for large 16-bit problems), forced: edges in
+    # M, N, K, then interior blocks with more k-tiles than its 3 stages
+    ("bfloat16", 129, 67, 75, "rr", "sm80/wide", None),
+    ("float16", 256, 128, 320, "cc", "sm80/wide", None),
 ]
 if cupy.cuda.Device().compute_capability == "90":  # Hopper-only variants
     CASES += [
@@ -37,8 +41,8 @@ if cupy.cuda.Device().compute_capability == "90":  # Hopper-only variants
         ("float64", 130, 70, 300, "cr", "dmma", None),
     ]
 
-if sys.argv[1:]:
-    CASES = [c for c in CASES if c[0] in sys.argv[1:]]
+if sys.argv[1:]:  # dtypes or variants
+    CASES = [c for c in CASES if c[0] in sys.argv[1:] or c[5] in sys.argv[1:]]
 rng = np.random.default_rng()
 worst = 0.0
 for dtype, m, n, k, lay, variant, prec in CASES:
@@ -54,7 +58,11 @@ for dtype, m, n, k, lay, variant, prec in CASES:
         da = buf[1:].reshape(m, k)
     db = cupy.asarray(np.asfortranarray(b) if lay[1] == "c" else b)
     tile = None
-    if variant and "/" in variant:  # variant/tile
+    if variant == "sm80/wide":
+        from nbkernels.matmul import config
+
+        variant, tile = "sm80", config.WIDE_K
+    elif variant and "/" in variant:  # variant/tile
         from nbkernels.matmul.bench_hopper import parse_config
 
         variant, tile = variant.split("/")[0], parse_config(variant.split("/")[1])

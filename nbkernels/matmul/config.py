@@ -73,6 +73,13 @@ class TileConfig:
                 + (f", k-groups of {self.mma_k}" if self.mma_k else ""))
 
 
+# bf16 / f16 where two 96 KB blocks fit an SM (Hopper's 227 KB; not A100's 163 KB, not the
+# 99 KB of sm_86 / sm_89): 128x128 with 128 bytes of K per stage (64 elements) and 3 stages,
+# half the barriers and stage waits per flop of the 64-byte tile. H200 session 11 run 1
+# (perf-notes v8): 415.7 / 403.9 TFLOPS bf16 at 4096^3 / 8192^3 against 378.9 / 362.6 for the
+# 64-byte 4-stage tile. min_blocks=2 is the fit test; at 128 threads it caps no registers.
+WIDE_K = TileConfig(128, 128, 128, 2, 2, 3, min_blocks=2)
+
 # The candidates the autotuner measures; the heuristic below picks among them.
 CANDIDATES = (
     TileConfig(128, 128, 64, 2, 2, 4),
@@ -84,10 +91,16 @@ CANDIDATES = (
 )
 
 
+def candidates(kind: str) -> tuple:
+    """The tiles the autotuner measures for ``kind`` (it drops those that do not fit)."""
+    return ((WIDE_K,) if kind in ("bf16", "f16") else ()) + CANDIDATES
+
+
 # What the heuristic walks, from the most to the least work per block; larger tiles are left
 # to the autotuner until measurements say they win by default.
 HEURISTIC_ORDER = (CANDIDATES[0], CANDIDATES[4], CANDIDATES[5])
-# (bk_bytes 128 with 64x64 warp tiles was dropped: 4 unrolled k-steps spill 176 B/thread.)
+# (bk_bytes 128 with 64x64 warp tiles was dropped in session 2, when its 4 unrolled k-steps
+# spilled 176 B/thread; the kernel of session 11 holds them without spills: WIDE_K above.)
 # tf32 fragments are twice as wide: 64x64 warp tiles (2x2 warps) spill 24 B/thread on sm_80 and
 # sm_90a with ptxas 13.4 (found by `nbkernels compile`); 2x4 warps of 64x32 do not.
 # f64 (dmma_kernel): 16 doubles of K per stage (bk_bytes 128); a 64x32 warp tile holds 64 f64
@@ -105,7 +118,8 @@ F64_TILES = (TileConfig(128, 64, 128, 2, 2, 4, min_blocks=2), TileConfig(128, 12
 # tf32: 256x128 with 4x2 warps of 64x64 (240 registers on sm_80/86, 238 on sm_90a, no spills)
 # first: H200 run 7 (perf-notes), 107.6 / 128.6 TFLOPS at 4096^3 / 8192^3 against 87.4 / 101.8
 # for 128x128 with 2x4 warps of 64x32, which stays next for fewer blocks.
-ORDER_BY_KIND = {"tf32": (CANDIDATES[2], CANDIDATES[3]) + HEURISTIC_ORDER[1:], "f64": F64_TILES}
+ORDER_BY_KIND = {"tf32": (CANDIDATES[2], CANDIDATES[3]) + HEURISTIC_ORDER[1:], "f64": F64_TILES,
+                 "bf16": (WIDE_K,) + HEURISTIC_ORDER, "f16": (WIDE_K,) + HEURISTIC_ORDER}
 # 3xtf32 keeps two fragments per operand: one tile for every shape, 64x32 warp tiles.
 FIXED_TILES = {"3xtf32": TileConfig(128, 128, 64, 2, 4, 3)}
 

@@ -80,7 +80,8 @@ def autotune(a, b, c=None, *, candidates=None, reps=10, progress=True, **kwargs)
             f"autotune: tunes the sm80 variant on device arrays; this call is {base.variant}"
             + (" on host arrays" if base.host else ""))
     _, max_smem = _limits()
-    cands = [t for t in (candidates or cfgmod.CANDIDATES) if t.smem_bytes(base.kind) <= max_smem]
+    cands = [t for t in (candidates or cfgmod.candidates(base.kind))
+             if t.smem_bytes(base.kind) * max(1, t.min_blocks) <= max_smem]
     if not cands:
         raise NbkernelsError("autotune: no candidate tile fits this device's shared memory")
     out = gemm(a, b, c, **kwargs)  # the result buffer every candidate writes
