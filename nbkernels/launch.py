@@ -319,6 +319,26 @@ def launch_packed(fn, grid, block, smem: int, stream: int, packed: PackedArgs):
         _check(err, "cuLaunchKernel")
 
 
+def bind(fn, grid, block, smem: int, packed: PackedArgs):
+    """This launch with everything but the stream bound: a function of the stream handle that
+    launches the packed block's current contents. For repeat calls, where the ~0.3 us that
+    :func:`launch_packed` spends finding its arguments is a few percent of the call."""
+    drv = _drv or _driver()
+    if len(fn) > 2 and fn[2] is not None:
+        return lambda stream: launch_packed(fn, grid, block, smem, stream, packed)
+    cu, ok, f, addr = drv.cuLaunchKernel, _OK, fn[1], packed.address
+    g0, g1, g2 = (int(v) for v in grid)
+    b0, b1, b2 = (int(v) for v in block)
+    smem = int(smem)
+
+    def go(stream):
+        err = cu(f, g0, g1, g2, b0, b1, b2, smem, stream, addr, 0)
+        if err[0] != ok:
+            _check(err, "cuLaunchKernel")
+
+    return go
+
+
 _configs: dict = {}  # (grid, block, smem, cluster) -> CUlaunchConfig (the stream set per launch)
 
 

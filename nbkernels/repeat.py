@@ -91,24 +91,39 @@ class EnvSwitches:
             self._data = None
         else:
             self._keys = tuple(encode(n) for n in names)
+            self._keyset = frozenset(self._keys)
+            self._live = self._data.keys()  # a live view: one C call tells "none of them set"
 
     def values(self) -> tuple:
+        """``()`` while none of the names is set (the common case, one C-level test), else
+        their values in order."""
         if self._data is not None and os.environ is self._env:
+            if self._live.isdisjoint(self._keyset):
+                return ()
             return tuple(map(self._data.get, self._keys))
-        return tuple(map(os.environ.get, self.names))
+        vals = tuple(map(os.environ.get, self.names))
+        return () if vals.count(None) == len(vals) else vals
 
 
 def alloc(like, shape, dtype):
     """An uninitialised array of ``shape`` and (NumPy) ``dtype`` in the framework of ``like``
     (a CuPy array or a CUDA torch tensor), on its device, from the framework's allocator."""
+    return alloc_ptr(like, shape, dtype)[0]
+
+
+def alloc_ptr(like, shape, dtype):
+    """:func:`alloc`, and the new array's data pointer."""
     if kind_of(like) == CUPY:
         cupy = _mods["cupy"]
         dev = like.data.device_id
         if dev == cupy.cuda.runtime.getDevice():
-            return cupy.empty(shape, dtype)
-        with cupy.cuda.Device(dev):
-            return cupy.empty(shape, dtype)
-    return like.new_empty(shape, dtype=torch_dtype_of(dtype))
+            x = cupy.ndarray(shape, dtype)  # what cupy.empty calls, one Python frame less
+        else:
+            with cupy.cuda.Device(dev):
+                x = cupy.ndarray(shape, dtype)
+        return x, x.data.ptr
+    x = like.new_empty(shape, dtype=torch_dtype_of(dtype))
+    return x, x.data_ptr()
 
 
 def stream_handle(like, stream=None) -> int:

@@ -3,6 +3,7 @@ everything a launch depends on, environment switches set between calls are seen,
 writes each call's own pointers, scalars and fresh outputs into the recorded argument block.
 CuPy-like stand-ins are registered as CuPy arrays (no GPU or CuPy needed)."""
 import os
+import threading
 from unittest import mock
 
 import numpy as np
@@ -61,6 +62,11 @@ def test_env_switches_see_changes_between_calls(monkeypatch):
     assert len({unset, one, two}) == 3
     monkeypatch.delenv("NBK_TEST_SWITCH_A")
     assert sw.values() == unset
+    monkeypatch.setenv("NBK_TEST_SWITCH_B", "2")  # the second name alone, same value as "two"
+    b_only = sw.values()
+    assert b_only not in (unset, one, two)
+    monkeypatch.setenv("NBK_TEST_SWITCH_A", "")  # set but empty is not unset
+    assert sw.values() not in (unset, one, two, b_only)
 
 
 def test_env_switches_follow_a_replaced_environ(monkeypatch):
@@ -97,20 +103,103 @@ def test_replay_writes_each_calls_pointers_scalars_and_outputs():
                      [(0, "x"), (1, ("weight", 64)), (2, "out"), (3, "eps")])]
         allocs = [("out", (8, 64), np.dtype(np.float32))]
 
-    rep = host.Replay(Call(), ("out",), None)
     made = FakeCupy((8, 64), ptr=0x7000)
     launched = []
 
-    def fake_launch(fn, grid, block, smem, stream, p):
-        launched.append((fn, grid, block, smem, stream, [s.value for s in p.slots]))
+    def fake_bind(fn, grid, block, smem, p):
+        return lambda stream: launched.append((fn, grid, block, smem, stream,
+                                               [s.value for s in p.slots]))
 
     x, w = FakeCupy((8, 64), ptr=0x1000), FakeCupy((64,), ptr=0x2000)
     named = {"x": x, "weight": w, "out": None}
-    with mock.patch.object(repeat, "alloc", lambda like, shape, dtype: made), \
+    with mock.patch.object(repeat, "alloc_ptr", lambda like, shape, dtype: (made, 0x7000)), \
             mock.patch.object(repeat, "stream_handle", lambda like, stream: 77), \
-            mock.patch.object(launch, "launch_packed", fake_launch):
+            mock.patch.object(launch, "bind", fake_bind):
+        rep = host.Replay(Call(), ("out",), None)
         got = rep(named, {"x": 0x1000, "weight": 0x2000}, {"eps": 0.25}, None)
     assert got is made
     (fn, grid, block, smem, stream, slots), = launched
     assert (fn, grid, block, smem, stream) == (("f", "fn"), (2, 1, 1), (256, 1, 1), 1024, 77)
     assert slots[:4] == [0x1000, 0x2000 + 64, 0x7000, 0.25]
+
+
+def _gemm_step(tag, launched, n_scalars=13):
+    from nbkernels.matmul import fast
+
+    n = 45
+    packed = launch.PackedArgs([0] * n, [launch.F64] * n)  # any field takes any value
+
+    def fake_bind(fn, grid, block, smem, p):
+        return lambda stream: launched.append((fn[1], stream, [s.value for s in p.slots]))
+
+    with mock.patch.object(launch, "bind", fake_bind):
+        return fast._Step((None, tag), (4, 4, 1), (128, 1, 1), 512, packed,
+                          fast._fields(tag, n_scalars))
+
+
+@pytest.mark.parametrize("has_c", [False, True])
+def test_gemm_launcher_writes_pointers_scalars_and_fresh_output(has_c):
+    """A recorded split-K GEMM (partial products, then the reduction) replayed on new arrays:
+    a, b, the fresh output, the fresh workspace, alpha and beta land in their fields of both
+    argument blocks; without c the output stands in for it and beta is 0."""
+    from nbkernels.matmul import fast
+
+    launched = []
+    lz = fast.Launcher()
+    lz.steps = [_gemm_step("mma-partial", launched), _gemm_step("reduce", launched)]
+    lz.lock = threading.Lock()
+    lz.cast, lz.out_shape, lz.out_dtype = float, (64, 64), np.dtype(np.float16)
+    lz.has_c, lz.workspace, lz.maps = has_c, ((2, 64, 64), np.dtype(np.float32)), None
+    made = {(64, 64): (FakeCupy((64, 64), np.float16, ptr=0x7000), 0x7000),
+            (2, 64, 64): (FakeCupy((2, 64, 64), ptr=0x9000), 0x9000)}
+    a = FakeCupy((64, 32), np.float16, ptr=0x1000)
+    with mock.patch.object(repeat, "alloc_ptr", lambda like, shape, dtype: made[tuple(shape)]), \
+            mock.patch.object(repeat, "stream_handle", lambda like, stream: 55):
+        got = lz((0x1000, 0x2000, 0x3000 if has_c else 0, 0), a, object() if has_c else None,
+                 None, 1.5, 0.5, None)
+    assert got is made[(64, 64)][0]
+    (t1, s1, partial), (t2, s2, reduce) = launched
+    assert (t1, t2, s1, s2) == ("mma-partial", "reduce", 55, 55)
+    assert [partial[i] for i in fast._PTR] == [0x1000, 0x2000, 0x9000, 0x9000]
+    assert partial[28 + 13] == 1.5
+    assert [reduce[i] for i in fast._PTR[:3]] == [0x9000, 0x3000 if has_c else 0x7000, 0x7000]
+    assert reduce[30] == (0.5 if has_c else 0.0)
+
+
+def test_gemm_launcher_threads_never_launch_each_others_pointers():
+    """Two threads repeating one recorded call: each launch carries the pointers of the thread
+    that made it (the argument blocks are shared; the launcher's lock keeps write + launch
+    together). Thread switches are forced every microsecond to give interleaving a chance."""
+    import sys
+
+    from nbkernels.matmul import fast
+
+    launched = []
+    lz = fast.Launcher()
+    lz.steps = [_gemm_step("mma", launched)]
+    lz.cast, lz.out_shape, lz.out_dtype = float, None, np.dtype(np.float16)
+    lz.has_c, lz.workspace, lz.maps, lz.lock = False, None, None, threading.Lock()
+    a = FakeCupy((64, 32), np.float16)
+    errors = []
+
+    def worker(base):
+        for i in range(3000):
+            ptrs = (base + i * 64, base + 0x100000 + i * 64, 0, base + 0x200000 + i * 64)
+            lz(ptrs, a, None, object(), 1.0, 0.0, base)  # the stream handle names the thread
+
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        with mock.patch.object(repeat, "stream_handle", lambda like, stream: stream):
+            ts = [threading.Thread(target=worker, args=(base,)) for base in (1 << 32, 1 << 40)]
+            for t in ts:
+                t.start()
+            for t in ts:
+                t.join()
+    finally:
+        sys.setswitchinterval(old)
+    for _, stream, slots in launched:
+        if not all(stream <= slots[i] < stream + 0x300000 for i in (fast._PTR[0], fast._PTR[1],
+                                                                   fast._PTR[3])):
+            errors.append((stream, [slots[i] for i in fast._PTR]))
+    assert len(launched) == 6000 and not errors, errors[:3]

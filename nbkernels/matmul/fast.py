@@ -10,6 +10,8 @@ the full path.
 """
 from __future__ import annotations
 
+import threading
+
 from .. import launch, repeat
 from . import run
 
@@ -38,37 +40,48 @@ def key_of(a, b, c, out, alpha, beta, precision, variant, tile):
     return key, (da[1], db[1], dc[1], do[1])
 
 
-class _Step:
-    """One recorded launch: its argument block and where each call's values go in it."""
+# Per-call values, by position: the order of Launcher.__call__'s ``vals`` list.
+_SRC = {"a": 0, "b": 1, "c": 2, "d": 3, "alpha": 4, "beta": 5, "w": 6, "tm": 7}
 
-    __slots__ = ("fn", "grid", "block", "smem", "packed", "fields")
+
+class _Step:
+    """One recorded launch: its argument block, where each call's values go in it, and the
+    launch with everything but the stream bound (:func:`launch.bind`)."""
+
+    __slots__ = ("fn", "grid", "packed", "fields", "go")
 
     def __init__(self, fn, grid, block, smem, packed, fields):
-        self.fn, self.grid, self.block, self.smem = fn, grid, block, smem
+        self.fn, self.grid = fn, grid  # what was launched (tests read them)
         self.packed = packed  # the block the first call launched (the driver copied it then)
-        self.fields = [(packed.slots[i], name) for i, name in fields]  # (ctypes slot, source)
+        # (ctypes slot, index into the call's values)
+        self.fields = tuple((packed.slots[i], _SRC[name]) for i, name in fields)
+        self.go = launch.bind(fn, grid, block, smem, packed)
 
 
 class Launcher:
-    __slots__ = ("steps", "cast", "out_shape", "out_dtype", "has_c", "workspace", "maps")
+    """The launches of one recorded call. The argument blocks are shared by every thread that
+    repeats the call, so writing them and launching (the driver copies them at the launch)
+    hold a lock: another thread's pointers cannot slip in between."""
+
+    __slots__ = ("steps", "cast", "out_shape", "out_dtype", "has_c", "workspace", "maps", "lock")
 
     def __call__(self, ptrs, a, c, out, alpha, beta, stream):
         pa, pb, pc, pd = ptrs
         if out is None:
-            out = repeat.alloc(a, self.out_shape, self.out_dtype)
-            pd = repeat.data_ptr(out)
-        src = {"a": pa, "b": pb, "c": pc if self.has_c else pd, "d": pd,
-               "alpha": self.cast(alpha), "beta": self.cast(beta if self.has_c else 0)}
-        if self.workspace is not None:
-            work = repeat.alloc(a, *self.workspace)  # stream-ordered pool allocation
-            src["w"] = repeat.data_ptr(work)
+            out, pd = repeat.alloc_ptr(a, self.out_shape, self.out_dtype)
+        cast = self.cast
+        vals = [pa, pb, pc if self.has_c else pd, pd, cast(alpha),
+                cast(beta) if self.has_c else cast(0), 0, 0]
+        if self.workspace is not None:  # stream-ordered pool allocation
+            work, vals[6] = repeat.alloc_ptr(a, *self.workspace)
         if self.maps is not None:  # sm90a: the tensor maps of these a and b (cached by address)
-            src["tm"] = self.maps.device_ptr(pa, pb)
+            vals[7] = self.maps.device_ptr(pa, pb)
         handle = repeat.stream_handle(a, stream)
-        for step in self.steps:
-            for slot, name in step.fields:
-                slot.value = src[name]
-            launch.launch_packed(step.fn, step.grid, step.block, step.smem, handle, step.packed)
+        with self.lock:
+            for step in self.steps:
+                for slot, i in step.fields:
+                    slot.value = vals[i]
+                step.go(handle)
         return out
 
 
@@ -102,7 +115,7 @@ def remember(key, p, c, out_given):
     if len(_FAST) >= _MAX_ENTRIES:
         _FAST.clear()
     lz = Launcher()
-    lz.steps = steps
+    lz.steps, lz.lock = steps, threading.Lock()
     lz.cast = {"s8": int, "f64": float}.get(p.kind, float)
     lz.out_shape = None if out_given else tuple(
         (p.batch, p.m, p.n) if (p.a.ndim == 3 or p.b.ndim == 3) else (p.m, p.n))

@@ -273,13 +273,13 @@ def host_overhead(calls=20000):
 
     x, w = Fake((64, 4096), np.float32, 1 << 20), Fake((4096,), np.float32, 1 << 24)
     named = {"x": x, "weight": w, "residual": None, "out": None, "residual_out": None}
-    rep = host.Replay(Call(), ("out",), None)
     out = Fake((64, 4096), np.float32, 1 << 28)
     res = {}
     with mock.patch.dict(repeat._KINDS, {Fake: repeat.CUPY}), \
-            mock.patch.object(repeat, "alloc", lambda *a: out), \
-            mock.patch.object(launch, "launch_packed", lambda *a: None), \
+            mock.patch.object(repeat, "alloc_ptr", lambda *a: (out, 1 << 28)), \
+            mock.patch.object(launch, "bind", lambda *a: lambda stream: None), \
             mock.patch.object(repeat, "stream_handle", lambda *a: 0):
+        rep = host.Replay(Call(), ("out",), None)
         for name, fn in [
             ("fast_key", lambda: host.fast_key("rms_norm", named, (float, None))),
             ("replay", lambda: rep(named, {"x": 1, "weight": 2}, {"eps": 1e-6}, None)),

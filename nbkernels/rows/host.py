@@ -450,14 +450,15 @@ class Replay:
     outputs, write the changed fields into the packed arguments, launch."""
 
     def __init__(self, call: Call, result_names, wrap):
-        # (fn, grid, block, smem, packed, [(ctypes slot, name, byte offset)])
-        self.launches = [(fn, grid, block, smem, packed,
+        # (the launch bound but for its stream, [(ctypes slot, name, byte offset)])
+        self.launches = [(launch.bind(fn, grid, block, smem, packed),
                           tuple((packed.slots[i], t, 0) if isinstance(t, str) else
                                 (packed.slots[i], t[0], t[1]) for i, t in fields))
                          for fn, grid, block, smem, packed, fields in call.launches]
         self.allocs = call.allocs
         self.result_names = result_names
         self.wrap = wrap
+        self.lock = threading.Lock()  # the argument blocks are shared by every thread
 
     def __call__(self, named, ptrs, scalars, stream):
         src = ptrs  # fast_key's fresh dict: ours to extend
@@ -467,13 +468,13 @@ class Replay:
         if self.allocs:
             made = {}
             for tag, shape, dtype in self.allocs:
-                made[tag] = repeat.alloc(like, shape, dtype)
-                src[tag] = repeat.data_ptr(made[tag])
+                made[tag], src[tag] = repeat.alloc_ptr(like, shape, dtype)
         handle = repeat.stream_handle(like, stream)
-        for fn, grid, block, smem, packed, fields in self.launches:
-            for slot, tag, off in fields:
-                slot.value = src[tag] + off if off else src[tag]
-            launch.launch_packed(fn, grid, block, smem, handle, packed)
+        with self.lock:  # written and launched (the driver copies them) before another thread
+            for go, fields in self.launches:
+                for slot, tag, off in fields:
+                    slot.value = src[tag] + off if off else src[tag]
+                go(handle)
         if len(self.result_names) == 1:
             name = self.result_names[0]
             return made[name] if made and name in made else named[name]
