@@ -336,6 +336,7 @@ def bind(fn, grid, block, smem: int, packed: PackedArgs):
         if err[0] != ok:
             _check(err, "cuLaunchKernel")
 
+    go.packed = packed  # addr points into it: it lives as long as the launch can be made
     return go
 
 

@@ -176,6 +176,53 @@ def test_repeat_calls_take_new_data_and_new_outputs(dtype):
     assert len({int(r.data.ptr) for r in results}) == 4
 
 
+@pytest.mark.parametrize("op", ["gemm", "rms_norm"])
+def test_repeat_calls_from_threads_each_get_their_own_result(op):
+    """Four threads repeat one recorded call (same shapes and dtypes) on their own arrays and
+    streams, 40 times each: every result is the thread's own (the replay's argument blocks are
+    shared, so a write + launch must not interleave with another thread's)."""
+    import threading
+
+    rng = np.random.default_rng()
+    shape_a, shape_b = ((64, 96), (96, 80)) if op == "gemm" else ((8, 512), (512,))
+
+    def run(x, w):
+        return nbkernels.gemm(x, w) if op == "gemm" else nbkernels.rms_norm(x, w)
+
+    def want(x, w):
+        if op == "gemm":
+            return x.astype(np.float64) @ w.astype(np.float64)
+        x = x.astype(np.float64)
+        return x / np.sqrt((x * x).mean(-1, keepdims=True) + 1e-6) * w
+
+    ins = [(rng.standard_normal(shape_a).astype(np.float16),
+            rng.standard_normal(shape_b).astype(np.float16)) for _ in range(4)]
+    run(cupy.asarray(ins[0][0]), cupy.asarray(ins[0][1]))  # record the call
+    got, errors = {}, []
+
+    def worker(t):
+        try:
+            x, w = (cupy.asarray(v) for v in ins[t])
+            with cupy.cuda.Stream(non_blocking=True) as s:
+                outs = [run(x, w) for _ in range(40)]
+                s.synchronize()
+            got[t] = [cupy.asnumpy(o) for o in outs]
+        except Exception as e:  # reported below, in the test's thread
+            errors.append(e)
+
+    ts = [threading.Thread(target=worker, args=(t,)) for t in range(4)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert not errors, errors
+    for t in range(4):
+        ref = want(*ins[t])
+        for i, o in enumerate(got[t]):
+            err, where = relerr(o, ref)
+            assert err < 2e-3, f"thread {t}, call {i}: {where}"
+
+
 def test_autotune_measures_stores_and_is_used(tmp_path, monkeypatch):
     from nbkernels.matmul import TileConfig, tuning as at_mod
 

@@ -203,3 +203,19 @@ def test_gemm_launcher_threads_never_launch_each_others_pointers():
                                                                    fast._PTR[3])):
             errors.append((stream, [slots[i] for i in fast._PTR]))
     assert len(launched) == 6000 and not errors, errors[:3]
+
+
+@pytest.mark.parametrize("cluster", [None, (2, 1, 1)])
+def test_a_bound_launch_keeps_its_argument_block_alive(cluster):
+    """launch.bind keeps the block's address, and a replay may hold only the bound launch and
+    the slots: the void*[] the address points at must live as long as the launch (it did not,
+    and the H200 answered CUDA_ERROR_INVALID_VALUE: session 11, run 4)."""
+    import gc
+    import weakref
+
+    packed = launch.PackedArgs([1, 2], [launch.VOIDP, launch.I64])
+    alive = weakref.ref(packed)
+    go = launch.bind((None, "f", cluster), (2, 1, 1), (32, 1, 1), 0, packed)
+    del packed
+    gc.collect()
+    assert alive() is not None and callable(go)

@@ -475,8 +475,11 @@ class MapCache:
     LIMIT = 64
 
     def __init__(self, geometry):
+        import threading
+
         self.geometry = geometry  # ((dtype, shape, strides, box) of a, same of b)
         self.entries = {}
+        self.lock = threading.Lock()  # misses insert and evict; threads may repeat one call
 
     def device_array(self, pa: int, pb: int):
         """The ``uint8[2, 128]`` device array of the maps of a at ``pa`` and b at ``pb``."""
@@ -489,9 +492,10 @@ class MapCache:
             blobs = [tensormap.encode_tiled(p, *g, swizzle=128).bytes
                      for p, g in zip((pa, pb), self.geometry)]
             buf = cuda.to_device(np.stack(blobs))
-            if len(self.entries) >= self.LIMIT:
-                self.entries.pop(next(iter(self.entries)))
-            self.entries[(pa, pb)] = buf
+            with self.lock:
+                if len(self.entries) >= self.LIMIT:
+                    self.entries.pop(next(iter(self.entries)))
+                self.entries[(pa, pb)] = buf
         return buf
 
     def device_ptr(self, pa: int, pb: int) -> int:
