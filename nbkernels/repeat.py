@@ -11,8 +11,8 @@ piece here is measured against the alternatives on the device machine (perf-note
 * :class:`EnvSwitches`: a fingerprint of the ``NBKERNELS_*`` switches a launch depends on.
   ``os.environ.get`` of an unset name costs ~0.6 us (a raised and caught KeyError); reading
   the mapping's underlying dict costs a tenth of that, and a switch set later is still seen.
-* :func:`alloc`: an output in the caller's framework on its array's device, without CuPy's
-  device context manager when that device is already current.
+* :func:`alloc_ptr`: an output in the caller's framework on its array's device, and its
+  pointer, without CuPy's device context manager when that device is already current.
 * :func:`stream_handle`: the caller's current stream as a raw handle;
   ``torch.cuda.current_stream().cuda_stream`` costs ~8 us, torch's raw-stream query (the one
   Triton's launcher uses) well under one.
@@ -70,12 +70,6 @@ def desc(x):
     return None
 
 
-def data_ptr(x) -> int:
-    """The data pointer of an array :func:`alloc` made (no key: its layout is the one asked
-    for)."""
-    return x.data.ptr if kind_of(x) == CUPY else x.data_ptr()
-
-
 class EnvSwitches:
     """A cheap fingerprint of some environment variables' values (for repeat-call keys: a
     switch set or cleared between calls gives another key). Reads the mapping under
@@ -105,14 +99,10 @@ class EnvSwitches:
         return () if vals.count(None) == len(vals) else vals
 
 
-def alloc(like, shape, dtype):
-    """An uninitialised array of ``shape`` and (NumPy) ``dtype`` in the framework of ``like``
-    (a CuPy array or a CUDA torch tensor), on its device, from the framework's allocator."""
-    return alloc_ptr(like, shape, dtype)[0]
-
-
 def alloc_ptr(like, shape, dtype):
-    """:func:`alloc`, and the new array's data pointer."""
+    """An uninitialised array of ``shape`` and (NumPy) ``dtype`` in the framework of ``like``
+    (a CuPy array or a CUDA torch tensor), on its device, from the framework's allocator; and
+    its data pointer."""
     if kind_of(like) == CUPY:
         cupy = _mods["cupy"]
         dev = like.data.device_id

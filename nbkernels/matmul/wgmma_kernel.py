@@ -48,6 +48,8 @@ row still loads (TMA zero-fills, the bytes still arrive) but stores nothing.
 """
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 from numba import cuda, float32, int32, int64, uint32, uint64
 
@@ -475,8 +477,6 @@ class MapCache:
     LIMIT = 64
 
     def __init__(self, geometry):
-        import threading
-
         self.geometry = geometry  # ((dtype, shape, strides, box) of a, same of b)
         self.entries = {}
         self.lock = threading.Lock()  # misses insert and evict; threads may repeat one call
