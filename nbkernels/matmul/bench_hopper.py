@@ -6,12 +6,15 @@ host's overhead stays outside the events and is reported apart (``host us``; ``b
 shared with the sm_80 benchmark: torch and CuPy both work on the legacy default stream here),
 medians, input sets rotated past L2, cuBLAS through ``torch.matmul`` and a Triton
 matmul (the tutorial's kernel, autotuned over its Hopper configurations) on the same buffers
-in the same run. FLOPs = 2*M*N*K. Each result is also checked against cuBLAS's. ``--prewarm``
-first compiles the sm90a configurations in parallel processes (15 s each on one core).
+in the same run, each timed in two passes, the second in reverse order (``bench.abba``: at
+8192^3 a kernel timed right after cuBLAS ran slower). FLOPs = 2*M*N*K. Each result is also
+checked against cuBLAS's. ``--prewarm`` first compiles the sm90a configurations in parallel
+processes (15 s each on one core).
 """
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import sys
@@ -122,11 +125,17 @@ def prewarm(configs, kinds=("bf16", "f16"), layouts=((True, False), (True, True)
     return len(jobs)
 
 
+def _gemm(kw, a, b):
+    import nbkernels
+
+    return nbkernels.gemm(a, b, **kw)
+
+
 def run(shapes, dtypes, configs, reps=20, triton=True, sm80=True):
     import torch
 
     import nbkernels
-    from .bench import _time
+    from .bench import abba
 
     rng = torch.Generator(device="cuda").manual_seed(int.from_bytes(os.urandom(4), "little"))
     l2 = torch.cuda.get_device_properties(0).L2_cache_size
@@ -141,25 +150,25 @@ def run(shapes, dtypes, configs, reps=20, triton=True, sm80=True):
                      torch.randn(k, n, device="cuda", generator=rng).to(tdt)) for _ in range(count)]
             flops = 2 * m * n * k
             row = {"dtype": dtype, "m": m, "n": n, "k": k}
-            t = _time(torch.matmul, sets, reps)[0]
-            row["cublas"] = flops / t / 1e12
-            row["cublas_host_us"] = _time.host_seconds * 1e6
             ref = torch.matmul(*sets[0]).double()
+            jobs = {"cublas": (torch.matmul, sets)}
             for cfg in configs:
                 label = "nbk" if cfg is None else f"nbk[{config_name(cfg)}]"
                 kw = {} if cfg is None else {"variant": "sm90a", "tile": cfg}
                 got = nbkernels.gemm(*sets[0], **kw).double()
                 row[label + "_err"] = float((got - ref).norm() / ref.norm())
-                t = _time(lambda x, y: nbkernels.gemm(x, y, **kw), sets, reps)[0]
-                row[label] = flops / t / 1e12
-                row[label + "_host_us"] = _time.host_seconds * 1e6
+                jobs[label] = (functools.partial(_gemm, kw), sets)
                 if cfg is None:
                     row["variant"] = nbkernels.explain(*sets[0]).split("variant: ")[1].split()[0]
             if sm80:
-                row["sm80"] = flops / _time(lambda x, y: nbkernels.gemm(x, y, variant="sm80"),
-                                            sets, reps)[0] / 1e12
+                jobs["sm80"] = (functools.partial(_gemm, {"variant": "sm80"}), sets)
             if tri is not None:
-                row["triton"] = flops / _time(tri, sets, reps)[0] / 1e12
+                jobs["triton"] = (tri, sets)
+            dev, host = abba(jobs, reps)  # in both orders: no job always runs after cuBLAS
+            for label in jobs:
+                row[label] = flops / dev[label] / 1e12
+                if label == "cublas" or label.startswith("nbk"):
+                    row[label + "_host_us"] = host[label] * 1e6
             rows.append(row)
             _print_row(row)
             del sets
