@@ -60,8 +60,10 @@ def _wgmma(kind: str, a_kmajor: bool, b_kmajor: bool, arch: Arch):
 
 
 def _frag_db(kind: str, arch: Arch):
-    """The default tile with its fragments double-buffered (TileConfig.frag_db)."""
-    return _mma(kind, False, False, arch, dataclasses.replace(default_tile(kind, arch), frag_db=1))
+    """The 64-byte 128x128 tile with its fragments double-buffered (TileConfig.frag_db), as
+    measured (perf-notes d1); on config.WIDE_K's 64 elements of K a stage the doubled
+    fragments spill (68 B on sm_90a)."""
+    return _mma(kind, False, False, arch, dataclasses.replace(cfgmod.CANDIDATES[0], frag_db=1))
 
 
 def _dmma(a_kmajor: bool, b_kmajor: bool, aligned: bool, arch: Arch, frag_db: int = 0):
