@@ -185,9 +185,12 @@ def test_repeat_calls_from_threads_each_get_their_own_result(op):
 
     rng = np.random.default_rng()
     shape_a, shape_b = ((64, 96), (96, 80)) if op == "gemm" else ((8, 512), (512,))
+    shape_out = (64, 80) if op == "gemm" else (8, 512)
 
-    def run(x, w):
-        return nbkernels.gemm(x, w) if op == "gemm" else nbkernels.rms_norm(x, w)
+    def run(x, w):  # into a NaN-poisoned output: an unwritten one shows
+        out = cupy.full(shape_out, np.nan, np.float16)
+        return nbkernels.gemm(x, w, out=out) if op == "gemm" else nbkernels.rms_norm(x, w,
+                                                                                      out=out)
 
     def want(x, w):
         if op == "gemm":
