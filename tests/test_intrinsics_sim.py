@@ -137,3 +137,37 @@ def test_sm90_f64_fragment_layouts_are_the_ptx_isa_ones():
         for ex in (k4, k8, k16):
             assert [ex["acc_layout"](lane, i) for i in range(4)] == acc
     assert k4["shape"] == (16, 8, 4) and k8["shape"] == (16, 8, 8) and k16["shape"] == (16, 8, 16)
+
+
+def test_address_space_registers_arrays_from_many_threads(monkeypatch):
+    """A block's simulated threads register global arrays concurrently (CI, session 11: a
+    probe's store landed outside every array). A lookup that yields the thread mid-registration
+    (a slow bisect) must still give each array its own region, found again by address."""
+    import bisect
+    import threading
+    import time
+
+    from nbkernels.intrinsics import sim
+
+    real = bisect.bisect
+
+    def slow_bisect(*args):
+        pos = real(*args)
+        time.sleep(0.002)  # let the other threads run between the lookup and the insert
+        return pos
+
+    space = sim.AddressSpace("global", sim._GLOBAL_BASE, 0x7FFF_FFFF_FFFF)
+    arrays = [np.zeros(64, np.float64) for _ in range(8)]
+    addrs = {}
+    monkeypatch.setattr(bisect, "bisect", slow_bisect)
+    ts = [threading.Thread(target=lambda i=i: addrs.update({i: space.address_of(arrays[i], 3)}))
+          for i in range(8)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    monkeypatch.setattr(bisect, "bisect", real)
+    assert len(set(addrs.values())) == 8
+    for i, a in enumerate(arrays):
+        a[3] = i + 1.5
+        assert space.bytes_at(addrs[i], 8, "load").view(np.float64)[0] == i + 1.5

@@ -108,7 +108,11 @@ def element_host_ptr(a: np.ndarray, index) -> int:
 
 
 class AddressSpace:
-    """Maps host buffers to virtual device addresses and back."""
+    """Maps host buffers to virtual device addresses and back.
+
+    The simulator runs a block's threads as Python threads, which may register arrays at the
+    same time: registration and lookup hold a lock (without it two threads could take the same
+    start address, or insert into the sorted lists at stale positions)."""
 
     def __init__(self, name, base, limit):
         self.name = name
@@ -118,9 +122,17 @@ class AddressSpace:
         self._starts = []  # virtual starts, sorted
         self._regions = []  # (vstart, nbytes, host_start, owner)
         self._by_owner = {}
+        self._lock = threading.Lock()
 
     def _region_of(self, owner: np.ndarray):
         r = self._by_owner.get(id(owner))
+        if r is not None:
+            return r
+        with self._lock:
+            return self._register(owner)
+
+    def _register(self, owner: np.ndarray):
+        r = self._by_owner.get(id(owner))  # again, under the lock
         if r is None:
             nbytes = owner.nbytes
             vstart = self._next
@@ -141,15 +153,17 @@ class AddressSpace:
 
     def bytes_at(self, vaddr: int, nbytes: int, what: str) -> np.ndarray:
         """A writable uint8 view of ``nbytes`` at virtual address ``vaddr``."""
-        pos = bisect.bisect(self._starts, vaddr) - 1
-        if pos >= 0:
-            vstart, size, _, owner = self._regions[pos]
+        with self._lock:
+            pos = bisect.bisect(self._starts, vaddr) - 1
+            region = self._regions[pos] if pos >= 0 else None
+        if region is not None:
+            vstart, size, _, owner = region
             off = vaddr - vstart
             if 0 <= off and off + nbytes <= size:
                 return memory_bytes(owner)[off : off + nbytes]
         near = ""
-        if pos >= 0:
-            vstart, size, _, owner = self._regions[pos]
+        if region is not None:
+            vstart, size, _, owner = region
             near = (f" (nearest below: {size} B {owner.dtype} array of shape {owner.shape} at "
                     f"{vstart:#x}, ending {vaddr + nbytes - vstart - size} B before this access ends)")
         raise SimulatorError(
