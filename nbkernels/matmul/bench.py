@@ -184,12 +184,6 @@ def _kwargs(dt, variant, precision, tile):
     return kw
 
 
-def _gemm_into(out, kw, a, b):
-    import nbkernels
-
-    return nbkernels.gemm(a, b, out=out, **kw)
-
-
 def run(dtypes, shapes, variant=None, precision=None, reps=30, tiles=(None,)):
     """Rows of {dtype, m, n, k, tile, nbk/torch/cupy seconds, TFLOPS, ratio, relerr}."""
     import cupy
@@ -223,7 +217,7 @@ def run(dtypes, shapes, variant=None, precision=None, reps=30, tiles=(None,)):
                     pass
             kws = [_kwargs(dt, variant, precision, tile) for tile in tiles]
             for i, kw in enumerate(kws):
-                jobs[i] = (functools.partial(_gemm_into, out, kw), sets)
+                jobs[i] = (functools.partial(nbkernels.gemm, out=out, **kw), sets)
             dev, host = abba(jobs, reps)
             t_torch, t_cupy = dev.get("torch", float("nan")), dev.get("cupy", float("nan"))
             best = np.nanmin([t_torch, t_cupy]) if not (np.isnan(t_torch) and np.isnan(t_cupy)) \
