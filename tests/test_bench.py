@@ -20,3 +20,16 @@ def test_abba_times_every_job_in_both_orders_and_merges_the_samples(monkeypatch)
     # cublas: 3 x 2.0 (call 1), 4 x 1.0 (call 6); job 0: 3 x 2.0, 4 x 4.0; job 1: 3 x 6.0, 4 x 3.0
     assert dev == {"cublas": 1.0, 0: 4.0, 1: 3.0}
     assert host == {"cublas": 0.5, 0: 1.0, 1: 1.5}
+
+
+def test_abba_keeps_each_pass_median(monkeypatch):
+    def fake_time(fn, sets, reps):
+        fake_time.host_seconds = 0.0
+        fake_time.n += 1
+        return fn() * fake_time.n, [fn() * fake_time.n] * reps
+
+    fake_time.n = 0
+    monkeypatch.setattr(bench, "_time", fake_time)
+    bench.abba({"a": (lambda: 1.0, None), "b": (lambda: 10.0, None)}, 4)
+    # calls: a (x1), b (x2), then b (x3), a (x4)
+    assert bench.abba.passes == {"a": (1.0, 4.0), "b": (20.0, 30.0)}

@@ -5,7 +5,9 @@ host's overhead stays outside the events (``_time``; the host's part is reported
 tools/overhead.py measures it in a loop), takes medians, rotates among input sets larger than
 L2, and measures cuBLAS (torch.matmul, and cupy.matmul where it has the dtype) per shape on
 the same buffers in the same run, and every tile given (``--tiles``, e.g. a tile with and
-without ``frag_db=1``), all of them in two passes, the second in reverse order (:func:`abba`).
+without ``frag_db=1``), all of them in two passes, the second in reverse order (:func:`abba`),
+each job first run on its own for ``--settle`` seconds (the clock follows the power draw with a
+lag).
 FLOPs = 2*M*N*K per GEMM. Prints a line per measurement; ``--json`` saves the numbers,
 ``--summary`` prints saved ones as a table.
 ``--prewarm N`` first compiles every configuration the run will launch, in N processes.
@@ -60,8 +62,15 @@ def _spin_hz():
     return cycles / (cupy.cuda.get_elapsed_time(s, e) * 1e-3)
 
 
-def _time(fn, sets, reps, warmup=3):
+SETTLE_S = 0.3  # seconds each job runs on its own before it is timed (``--settle``)
+
+
+def _time(fn, sets, reps, warmup=3, settle=None):
     """Median device seconds of one call of ``fn(*sets[i])``, and the list of samples.
+
+    Before timing, the job runs back to back for ``settle`` seconds (default ``SETTLE_S``):
+    the board's clock follows its power draw with a lag, so a kernel timed right after 40-80 ms
+    of cuBLAS at the power limit runs at the clock cuBLAS left, not its own (perf-notes t3).
 
     Each timed call is enqueued behind a spin kernel that outlasts the host's own work for the
     call (twice the host time per call measured in the warm-up, at least 20 us), so the start
@@ -82,6 +91,14 @@ def _time(fn, sets, reps, warmup=3):
         t0 = time.perf_counter()
         fn(*sets[i % len(sets)])
         host.append(time.perf_counter() - t0)
+    stream.synchronize()
+    settle = SETTLE_S if settle is None else settle
+    t_end, i = time.perf_counter() + settle, warmup
+    while time.perf_counter() < t_end:
+        fn(*sets[i % len(sets)])
+        i += 1
+        if i % 4 == 0:  # keep the queue short: the loop ends near ``settle`` of device time
+            stream.synchronize()
     stream.synchronize()
     lead = max(20e-6, 2 * min(host) + 10e-6)  # + the spin's and the events' own launches
     hz = _spin_hz()
@@ -111,17 +128,22 @@ def abba(jobs, reps):
     ``jobs``: {name: (fn, sets)} in order, as for :func:`_time`. Timing each job once, one
     after the other, let whatever ran second inherit the first's heat: at 8192^3 the
     sm80-class kernel timed right after cuBLAS ran 358-404 TFLOPS and 436-441 when timed first
-    (perf-notes v8). Both passes' samples go into one median per job."""
+    (perf-notes v8). Both passes' samples go into one median per job; each pass's own median
+    is left in ``abba.passes`` ({name: (first pass, second pass)}), so that an order effect
+    shows as two different figures."""
     names = list(jobs)
     dev = {n: [] for n in names}
     host = {n: [] for n in names}
+    passes = {n: [] for n in names}
     first = max(1, reps // 2)
     for order, n_reps in ((names, first), (names[::-1], max(1, reps - first))):
         for name in order:
             fn, sets = jobs[name]
-            _, samples = _time(fn, sets, n_reps)
+            med, samples = _time(fn, sets, n_reps)
             dev[name] += samples
             host[name].append(_time.host_seconds)
+            passes[name].append(med)
+    abba.passes = {n: tuple(passes[n]) for n in names}
     return ({n: statistics.median(dev[n]) for n in names},
             {n: statistics.median(host[n]) for n in names})
 
@@ -232,6 +254,9 @@ def run(dtypes, shapes, variant=None, precision=None, reps=30, tiles=(None,)):
                 rows.append({"dtype": dt, "m": m, "n": n, "k": k, "nbk_s": t_nbk,
                              "nbk_host_s": host_nbk, "torch_s": t_torch, "cupy_s": t_cupy, "nbk_tflops": fl / t_nbk / 1e12,
                              "cublas_tflops": fl / best / 1e12, "ratio": best / t_nbk,
+                             "passes_tflops": [fl / t / 1e12 for t in abba.passes[i]],
+                             "cublas_passes_tflops": [fl / min(ts) / 1e12 for ts in zip(
+                                 *[abba.passes[j] for j in ("torch", "cupy") if j in jobs])],
                              "relerr": err, "variant": plan.split("variant: ")[1].split()[0],
                              "precision": precision if dt == "f32" else None,
                              "tile": str(tile) if tile else "heuristic",
@@ -239,7 +264,9 @@ def run(dtypes, shapes, variant=None, precision=None, reps=30, tiles=(None,)):
                 r = rows[-1]
                 print(f"{r['tile'][:44]:44s} {dt:5s} {m:6d}x{n:6d}x{k:6d}  nbk "
                       f"{r['nbk_tflops']:7.1f}  cuBLAS {r['cublas_tflops']:7.1f} TFLOPS  ratio "
-                      f"{r['ratio']:.3f}  relerr {err:.1e}", flush=True)
+                      f"{r['ratio']:.3f}  relerr {err:.1e}  passes nbk "
+                      f"{'/'.join(f'{v:.0f}' for v in r['passes_tflops'])} cuBLAS "
+                      f"{'/'.join(f'{v:.0f}' for v in r['cublas_passes_tflops'])}", flush=True)
             del sets, ref
             cupy.get_default_memory_pool().free_all_blocks()
     return rows
@@ -348,6 +375,8 @@ def main(argv=None):
     ap.add_argument("--prewarm", type=int, default=0, metavar="N",
                     help="first compile every configuration in N processes")
     ap.add_argument("--prewarm-only", action="store_true", help="compile, then stop")
+    ap.add_argument("--settle", type=float, default=SETTLE_S, metavar="S",
+                    help="seconds each job runs back to back before it is timed")
     ap.add_argument("--json")
     ap.add_argument("--summary", nargs="+", metavar="JSON", help="print saved rows as a table")
     args = ap.parse_args(argv)
@@ -371,6 +400,7 @@ def main(argv=None):
         print(f"prewarmed {n} configurations", flush=True)
         if args.prewarm_only:
             return 0
+    globals()["SETTLE_S"] = args.settle  # _time's default for this run
     rows = run(dtypes, shapes, args.variant, args.precision, args.reps, tiles)
     if args.json:
         with open(args.json, "w") as f:

@@ -161,6 +161,7 @@ def run(shapes, dtypes, configs, reps=20, triton=True, sm80=True):
             dev, host = abba(jobs, reps)  # in both orders: no job always runs after cuBLAS
             for label in jobs:
                 row[label] = flops / dev[label] / 1e12
+                row[label + "_passes"] = [flops / t / 1e12 for t in abba.passes[label]]
                 if label == "cublas" or label.startswith("nbk"):
                     row[label + "_host_us"] = host[label] * 1e6
             rows.append(row)
@@ -173,12 +174,14 @@ def run(shapes, dtypes, configs, reps=20, triton=True, sm80=True):
 def _print_row(r):
     parts = [f"{r['dtype']:8s} {r['m']:>5}x{r['n']:>5}x{r['k']:>5}"]
     for key in r:
-        if key in ("dtype", "m", "n", "k", "variant") or key.endswith(("_err", "_us")):
+        if key in ("dtype", "m", "n", "k", "variant") or key.endswith(("_err", "_us", "_passes")):
             continue
         parts.append(f"{key}={r[key]:6.1f}")
     parts.append(f"nbk/cublas={r['nbk'] / r['cublas']:.2f}")
     if "triton" in r:
         parts.append(f"nbk/triton={r['nbk'] / r['triton']:.2f}")
+    parts.append("passes nbk {:.0f}/{:.0f} cuBLAS {:.0f}/{:.0f}".format(
+        *r["nbk_passes"], *r["cublas_passes"]))
     parts.append(f"[{r.get('variant', '?')}] err={r['nbk_err']:.1e}  host us: nbk "
                  f"{r['nbk_host_us']:.0f} cuBLAS {r['cublas_host_us']:.0f}")
     print("  ".join(parts), flush=True)
@@ -201,6 +204,9 @@ def main(argv=None):
     ap.add_argument("--no-triton", action="store_true")
     ap.add_argument("--no-sm80", action="store_true")
     ap.add_argument("--reps", type=int, default=20)
+    ap.add_argument("--settle", type=float, default=None, metavar="S",
+                    help="seconds each job runs back to back before it is timed (default "
+                         "bench.SETTLE_S)")
     ap.add_argument("--json", help="write the rows here")
     args = ap.parse_args(argv)
     shapes = SHAPES.get(args.shapes) or [tuple(int(v) for v in s.split("x"))
@@ -216,6 +222,10 @@ def main(argv=None):
         print(f"prewarmed {n} sm90a builds in {time.time() - t0:.0f} s", flush=True)
         if args.prewarm_only:
             return 0
+    if args.settle is not None:
+        from . import bench
+
+        bench.SETTLE_S = args.settle
     rows = run(shapes, args.dtypes.split(","), [None] + extra, args.reps,
                not args.no_triton, not args.no_sm80)
     if args.json:
