@@ -3,9 +3,9 @@ profiled range, then launched once between cudaProfilerStart/Stop, so that
 
     ncu --profile-from-start off --section SpeedOfLight ... python3 tools/profile_ncu.py gemm 4096
 
-profiles exactly one launch of each. ``gemm N [cfg ...]``: the sm90a kernel (default config,
-then each ``BMxBNxSTAGES[p]``) and cuBLAS (torch.matmul), bf16 N^3. ``dgemm N [tile ...]``:
-the float64 kernel (default tile, then each tile as ``TileConfig`` fields, e.g.
+profiles exactly one launch of each. ``gemm N|MxNxK [cfg ...]``: the sm90a kernel (default
+config, then each ``BMxBNxSTAGES[p]``) and cuBLAS (torch.matmul), bf16 N^3 or M x N x K.
+``dgemm N [tile ...]``: the float64 kernel (default tile, then each tile as ``TileConfig`` fields, e.g.
 ``128,64,128,2,2,4,min_blocks=2,mma_k=8``) and cuBLAS DGEMM, float64 N^3. ``rows R N op ...``:
 the row kernels on bf16 R x N (ops: rms, rms_res, layer_norm, softmax, swiglu).
 """
@@ -18,9 +18,16 @@ import nbkernels
 from nbkernels.matmul.bench_hopper import parse_config
 
 
-def gemm(n, *cfgs):
-    a = torch.randn(n, n, device="cuda").bfloat16()
-    b = torch.randn(n, n, device="cuda").bfloat16()
+def _shape(spec):
+    """``N`` (N^3) or ``MxNxK``."""
+    dims = [int(v) for v in spec.split("x")]
+    return dims * 3 if len(dims) == 1 else dims
+
+
+def gemm(spec, *cfgs):
+    m, n, k = _shape(spec)
+    a = torch.randn(m, k, device="cuda").bfloat16()
+    b = torch.randn(k, n, device="cuda").bfloat16()
     calls = [lambda: nbkernels.gemm(a, b, variant="sm90a")]
     calls += [lambda c=c: nbkernels.gemm(a, b, variant="sm90a", tile=c)
               for c in map(parse_config, cfgs)]
@@ -56,7 +63,7 @@ def main(argv):
     if what == "rows":
         calls = rows(int(args[0]), int(args[1]), *args[2:])
     else:
-        calls = {"gemm": gemm, "dgemm": dgemm}[what](int(args[0]), *args[1:])
+        calls = gemm(*args) if what == "gemm" else dgemm(int(args[0]), *args[1:])
     for f in calls:
         for _ in range(3):
             f()
