@@ -8,7 +8,9 @@ the same buffers in the same run, and every tile given (``--tiles``, e.g. a tile
 without ``frag_db=1``), all of them in two passes, the second in reverse order (:func:`abba`),
 each job first run on its own for ``--settle`` seconds (the clock follows the power draw with a
 lag).
-FLOPs = 2*M*N*K per GEMM. Prints a line per measurement; ``--json`` saves the numbers,
+For bf16 / f16 from 2048^3 of work, the ``mma.sync`` register-only ceiling (``ceiling.py``) is
+timed as one more job, for the GEMM's flops: issue #3's target is a share of it, and it moves
+with the clock as the GEMM does. FLOPs = 2*M*N*K per GEMM. Prints a line per measurement; ``--json`` saves the numbers,
 ``--summary`` prints saved ones as a table.
 ``--prewarm N`` first compiles every configuration the run will launch, in N processes.
 """
@@ -237,6 +239,12 @@ def run(dtypes, shapes, variant=None, precision=None, reps=30, tiles=(None,)):
                     jobs["cupy"] = (lambda x, y: cupy.matmul(x, y), sets)
                 except Exception:
                     pass
+            fl = 2.0 * m * n * k
+            if dt in ("bf16", "f16") and fl >= 2.0 * 2048 ** 3:
+                from .ceiling import Ceiling
+
+                roof = Ceiling(dt, fl)  # the mma.sync ceiling, same flops, same passes
+                jobs["ceiling"] = (roof, sets)
             kws = [_kwargs(dt, variant, precision, tile) for tile in tiles]
             for i, kw in enumerate(kws):
                 jobs[i] = (functools.partial(nbkernels.gemm, out=out, **kw), sets)
@@ -244,7 +252,7 @@ def run(dtypes, shapes, variant=None, precision=None, reps=30, tiles=(None,)):
             t_torch, t_cupy = dev.get("torch", float("nan")), dev.get("cupy", float("nan"))
             best = np.nanmin([t_torch, t_cupy]) if not (np.isnan(t_torch) and np.isnan(t_cupy)) \
                 else float("nan")
-            fl = 2.0 * m * n * k
+            t_roof = roof.flops / dev["ceiling"] / 1e12 if "ceiling" in jobs else float("nan")
             for i, (tile, kw) in enumerate(zip(tiles, kws)):
                 t_nbk, host_nbk = dev[i], host[i]
                 # correctness of the timed configuration, against float64
@@ -254,6 +262,7 @@ def run(dtypes, shapes, variant=None, precision=None, reps=30, tiles=(None,)):
                 rows.append({"dtype": dt, "m": m, "n": n, "k": k, "nbk_s": t_nbk,
                              "nbk_host_s": host_nbk, "torch_s": t_torch, "cupy_s": t_cupy, "nbk_tflops": fl / t_nbk / 1e12,
                              "cublas_tflops": fl / best / 1e12, "ratio": best / t_nbk,
+                             "ceiling_tflops": t_roof,
                              "passes_tflops": [fl / t / 1e12 for t in abba.passes[i]],
                              "cublas_passes_tflops": [fl / min(ts) / 1e12 for ts in zip(
                                  *[abba.passes[j] for j in ("torch", "cupy") if j in jobs])],
@@ -264,7 +273,8 @@ def run(dtypes, shapes, variant=None, precision=None, reps=30, tiles=(None,)):
                 r = rows[-1]
                 print(f"{r['tile'][:44]:44s} {dt:5s} {m:6d}x{n:6d}x{k:6d}  nbk "
                       f"{r['nbk_tflops']:7.1f}  cuBLAS {r['cublas_tflops']:7.1f} TFLOPS  ratio "
-                      f"{r['ratio']:.3f}  relerr {err:.1e}  passes nbk "
+                      f"{r['ratio']:.3f}  ceiling {t_roof:5.0f} ({r['nbk_tflops'] / t_roof:.2f}x)"
+                      f"  relerr {err:.1e}  passes nbk "
                       f"{'/'.join(f'{v:.0f}' for v in r['passes_tflops'])} cuBLAS "
                       f"{'/'.join(f'{v:.0f}' for v in r['cublas_passes_tflops'])}", flush=True)
             del sets, ref
@@ -354,10 +364,14 @@ def summary(rows):
         groups.setdefault(key, []).append(r)
     for (dt, shape), rs in groups.items():
         cells = [f"{dt:9s} {shape:>15s}  cuBLAS {rs[0]['cublas_tflops']:6.1f}"]
+        roof = rs[0].get("ceiling_tflops", float("nan"))
+        if roof == roof:  # measured (bf16 / f16 from 2048^3 of work)
+            cells.append(f"mma.sync ceiling {roof:5.0f}")
         for r in rs:
             label = r["plan_tile"] + (" db" if "double-buffered" in r["tile"] else "") \
                 + (" k8" if "k-groups of 8" in r["tile"] else "")
-            cells.append(f"| {r['variant']} {label}: {r['nbk_tflops']:6.1f} ({r['ratio']:.2f}x)"
+            cells.append(f"| {r['variant']} {label}: {r['nbk_tflops']:6.1f} ({r['ratio']:.2f}x"
+                         + (f", {r['nbk_tflops'] / roof:.2f} of ceiling)" if roof == roof else ")")
                          + ("" if r["relerr"] < 1e-2 else f" ERR {r['relerr']:.1e}"))
         lines.append("  ".join(cells))
     return "\n".join(lines)
