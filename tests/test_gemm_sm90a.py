@@ -115,6 +115,12 @@ CASES = [
     # cooperative consumers of 128 rows (two 64-row wgmma blocks each), both A majors
     ("bfloat16", (0, 0), 200, 72, 136, "rc", (256, 64, 3, 8, False, 128), True, False),
     ("float16", (0, 0), 136, 64, 72, "cr", (128, 64, 2, 8, False, 128), False, True),
+    # offload: the producer's warps store the staged tiles; staged (inside N, rows cut at M),
+    # guarded (last tile column; beta * C) and two 64-row blocks per consumer
+    ("bfloat16", (0, 0), 130, 264, 136, "rr", (128, 256, 2, 8, False, 64, 1, True, True), False, False),
+    ("float16", (2, 1), 72, 128, 64, "cr", (64, 128, 2, 8, False, 64, 1, True, True), False, True),
+    ("bfloat16", (0, 0), 70, 136, 72, "rc", (64, 64, 2, 8, False, 64, 1, True, True), True, False),
+    ("float16", (0, 0), 136, 128, 136, "rr", (128, 64, 3, 8, False, 128, 1, True, True), False, False),
 ]
 
 
@@ -378,6 +384,57 @@ def test_tiles_stage_their_epilogue_without_spills(tile, kind, a_km, b_km, epi):
     assert k.nbk_smem_bytes == cfg.smem_bytes() + 4 * cfg.consumers * 2048 <= 232448
     guarded = wgmma_kernel.build_kernel(cfg, kind, a_km, b_km, None, 0, True)
     assert guarded.nbk_smem_bytes == cfg.smem_bytes() and "store_staged" not in guarded.nbk_source
+
+
+@needs_ptxas
+@pytest.mark.parametrize("tile,kind,a_km,b_km,epi", [
+    ((128, 256, 3, 8, False, 64, 1, True, True), "bf16", True, False, False),
+    ((128, 256, 3, 8, False, 64, 1, True, True), "f16", False, True, True),
+    ((256, 128, 3, 8, False, 128, 1, True, True), "bf16", True, True, False)])
+def test_offloaded_tiles_stage_whole_tiles_and_store_from_the_producer(tile, kind, a_km, b_km,
+                                                                     epi):
+    """offload: the consumers stmatrix the whole tile (4 per chunk, per 64-row block) and store
+    nothing staged themselves; the producer's storer loop holds the only 16-byte shared reads
+    and global stores; the producer keeps STORER_REGS, the consumers
+    what is left; nothing spills; ring and staging fit an H100/H200 block."""
+    from nbkernels.matmul import run, wgmma_config, wgmma_kernel
+
+    def bias_relu(acc, i, j, bias):
+        return max(acc + bias[j], 0.0)
+
+    cfg = wgmma_config.WgmmaConfig(*tile)
+    assert cfg.offload
+    k = wgmma_kernel.build_kernel(cfg, kind, a_km, b_km, bias_relu if epi else None,
+                                  int(epi), 2)
+    ext = types.Tuple((types.Array(types.float32, 1, "C"),) if epi else ())
+    ptx = toolchain.compile_ptx_for(k.py_func, run._wgmma_sig(ext), "sm_90a",
+                                    launch_bounds=k.nbk_launch_bounds)
+    asm = toolchain.assemble(ptx, "sm_90a")
+    sass = toolchain.disassemble(asm.cubin)
+    assert asm.spill_stores == asm.spill_loads == asm.stack_bytes == 0, asm.log
+    n = 4 * (cfg.bn // 64) * cfg.blocks_m
+    assert len(re.findall(r"\bSTSM\.16\.M88\.4\b", sass)) == n
+    # the storers' loop (unrolled by the compiler): a shared read per global store, fewer than
+    # one per chunk (the consumers' own stores, without offload)
+    lds, stg = len(re.findall(r"LDS\.128", sass)), len(re.findall(r"STG\.E\.128", sass))
+    assert 1 <= lds == stg < n, (lds, stg)
+    regs = sorted(int(v, 16) for v in re.findall(r"USETMAXREG\.\w+\.CTAPOOL (?:UP0, )?0x([0-9a-f]+)", sass))
+    assert regs == [wgmma_kernel.STORER_REGS,
+                    wgmma_kernel.consumer_regs(cfg.consumers, wgmma_kernel.STORER_REGS)], regs
+    assert k.nbk_smem_bytes == cfg.smem_bytes() + cfg.bm * cfg.bn * 2 <= 232448
+
+
+def test_offload_config_is_validated_and_round_trips():
+    from nbkernels.errors import NbkernelsError
+    from nbkernels.matmul import wgmma_config as wc
+    from nbkernels.matmul.bench_hopper import config_name, parse_config
+
+    cfg = parse_config("128x256x3o")
+    assert cfg == wc.WgmmaConfig(128, 256, 3, offload=True) == wc.WgmmaConfig(*cfg.key)
+    assert config_name(cfg) == "128x256x3o" and "stores by the producer's warps" in str(cfg)
+    for bad in (dict(pingpong=True), dict(cluster=2), dict(staged=False)):
+        with pytest.raises(NbkernelsError, match="offload"):
+            wc.WgmmaConfig(128, 128, 4, offload=True, **bad)
 
 
 def test_every_candidate_tile_has_room_for_the_staged_epilogue():

@@ -56,17 +56,19 @@ def _poisoned(shape, dtype):
     return cupy.asarray(np.full(shape, np.nan, np.float32).astype(DTYPES[dtype]))
 
 
-def _sweep_case(seed, staged=True):
+def _sweep_case(seed, staged=True, tiles=None):
     """Case ``seed`` of the sweep on fresh values, with its tile (staged, the default) or that
-    tile with the guarded-store epilogue."""
+    tile with the guarded-store epilogue; ``tiles``: the case's tile taken from these instead
+    (by its index, modulo their number)."""
     dtype, m, n, k, lay, (ba, bb), use_c, tile = case = _case(seed)
     rng = np.random.default_rng()  # fresh values every run
     a, b, c, alpha, beta, shape, sa = _operands(rng, dtype, ba, bb, m, n, k, lay, use_c)
     out = _poisoned(shape, dtype)
     da, db = device_like(a), device_like(b)
     dc = cupy.asarray(c) if c is not None else None
+    chosen = tiles[tile % len(tiles)] if tiles else TILES[tile]
     kw = dict(alpha=alpha, beta=beta, variant="sm90a",
-              tile=TILES[tile] if staged else _guarded(TILES[tile]))
+              tile=chosen if staged else _guarded(chosen))
     plan = nbkernels.explain(da, db, dc, **kw)
     assert "variant: sm90a" in plan
     assert ("staged through shared memory" in plan) == staged, plan
@@ -92,6 +94,21 @@ def _guarded(tile):
 @pytest.mark.parametrize("seed", range(60))
 def test_random_sweep_sm90a_guarded_epilogue(seed):
     _sweep_case(seed, staged=False)
+
+
+# The staged tiles stored by the producer's warps (offload): cooperative tiles whose ring and
+# whole-tile staging fit together; the sweep's first 80 cases (beta * C and the last tile
+# column take the guarded stores, the handshake with the storers still runs).
+OFFLOAD_TILES = [wc.WgmmaConfig(128, 256, 3, offload=True),
+                 wc.WgmmaConfig(128, 128, 4, offload=True),
+                 wc.WgmmaConfig(256, 128, 3, offload=True),
+                 wc.WgmmaConfig(256, 128, 3, 8, False, 128, offload=True),
+                 wc.WgmmaConfig(64, 128, 4, offload=True)]
+
+
+@pytest.mark.parametrize("seed", range(80))
+def test_random_sweep_sm90a_offloaded_stores(seed):
+    _sweep_case(seed, tiles=OFFLOAD_TILES)
 
 
 def test_default_dispatch_on_hopper_is_sm90a_and_falls_back_where_tma_cannot():
@@ -173,7 +190,7 @@ def test_torch_bf16_and_a_transposed_weight_on_a_side_stream():
 
 
 @pytest.mark.parametrize("tile", [wc.WgmmaConfig(128, 128, 6, 8, True), wc.WgmmaConfig(64, 256, 5, 8, True),
-                                  wc.DEFAULT], ids=str)
+                                  wc.DEFAULT, wc.WgmmaConfig(128, 256, 3, offload=True)], ids=str)
 def test_many_tiles_per_block_and_more_k_tiles_than_stages(tile):
     """Persistent blocks with several tiles each (ping-pong consumers alternate) and k-loops
     longer than the ring: the phase bookkeeping of every barrier is exercised."""

@@ -64,7 +64,11 @@ def _spin_hz():
     return cycles / (cupy.cuda.get_elapsed_time(s, e) * 1e-3)
 
 
-SETTLE_S = 0.3  # seconds each job runs on its own before it is timed (``--settle``)
+#: Seconds each job runs on its own before it is timed (``--settle``). 0, the default, times
+#: the burst regime most benchmarks report (a few warm-up calls, then ~20 timed ones); 0.3
+#: times the sustained one, at the clock the board holds under that job's power draw: every
+#: GEMM (cuBLAS included) loses 5-20% there, the mma.sync ceiling does not (perf-notes t3).
+SETTLE_S = 0.0
 
 
 def _time(fn, sets, reps, warmup=3, settle=None):

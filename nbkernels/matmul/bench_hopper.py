@@ -82,27 +82,28 @@ def parse_config(text):
     groups of G tile-rows instead of 8 (``128x256x4r16``), then ``c2``: clusters of
     two blocks sharing B tiles by TMA multicast (``128x256x4c2``, ``128x128x6pc2``), then
     ``g``: the guarded-store epilogue instead of the staged one (``128x256x4g``; ``s``, the
-    default, is accepted)."""
+    default, is accepted) or ``o``: the staged tile stored by the producer's warps
+    (``128x256x3o``)."""
     import re
 
     from ..errors import NbkernelsError
     from .wgmma_config import WgmmaConfig
 
-    m = re.fullmatch(r"(\d+)x(\d+)x(\d+)([pw]?)(?:r(\d+))?(?:c(\d+))?([sg]?)", text)
+    m = re.fullmatch(r"(\d+)x(\d+)x(\d+)([pw]?)(?:r(\d+))?(?:c(\d+))?([sgo]?)", text)
     if not m:
-        raise NbkernelsError(f"--configs: expected BMxBNxSTAGES[p|w][rG][c2][g] (e.g. 128x256x4c2), "
+        raise NbkernelsError(f"--configs: expected BMxBNxSTAGES[p|w][rG][c2][g|o] (e.g. 128x256x4c2), "
                              f"got {text!r}")
     bm, bn, st = (int(v) for v in m.group(1, 2, 3))
     flag, group, cluster = m.group(4), int(m.group(5) or 8), int(m.group(6) or 1)
     return WgmmaConfig(bm, bn, st, group, flag == "p", 128 if flag == "w" else 64, cluster,
-                       staged=m.group(7) != "g")
+                       staged=m.group(7) != "g", offload=m.group(7) == "o")
 
 
 def config_name(cfg):
     return (f"{cfg.bm}x{cfg.bn}x{cfg.stages}" + ("p" if cfg.pingpong else "")
             + ("w" if cfg.wg_rows == 128 else "") + (f"r{cfg.group_m}" if cfg.group_m != 8 else "")
             + (f"c{cfg.cluster}" if cfg.cluster > 1 else "")
-            + ("" if cfg.staged else "g"))
+            + ("" if cfg.staged else "g") + ("o" if cfg.offload else ""))
 
 
 def _prewarm_one(job):

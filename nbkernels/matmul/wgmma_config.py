@@ -39,6 +39,10 @@ class WgmmaConfig:
     #: through shared memory and stored 16 bytes per lane (+8-22% on an H200, perf-notes s5-s6).
     #: False keeps the guarded 32-bit pairs (for comparison; bench suffix ``g``).
     staged: bool = True
+    #: the staged epilogue's global stores made by the producer warpgroup's three idle warps:
+    #: the consumers stage the whole tile (``bm * bn * 2`` bytes of shared memory) and go on
+    #: to the next tile's wgmma; bench suffix ``o``. Cooperative, unclustered tiles only.
+    offload: bool = False
 
     def __post_init__(self):
         problems = []
@@ -60,6 +64,9 @@ class WgmmaConfig:
                             "at most 128 accumulator registers (bm * bn <= 16384)")
         if self.cluster not in (1, 2):
             problems.append(f"cluster must be 1 or 2 blocks, got {self.cluster}")
+        if self.offload and (self.pingpong or self.cluster != 1 or not self.staged):
+            problems.append("offload (the producer's warps store the staged tile) is for "
+                            "cooperative, unclustered, staged tiles")
         if problems:
             raise NbkernelsError(f"WgmmaConfig{self.key}: " + "; ".join(problems))
 
@@ -81,6 +88,8 @@ class WgmmaConfig:
         """The fields in order, the trailing defaults left out: ``WgmmaConfig(*key)`` is the
         config again (the prewarm jobs and the autotuner's table rebuild it so)."""
         base = (self.bm, self.bn, self.stages, self.group_m, self.pingpong, self.wg_rows)
+        if self.offload:
+            return base + (self.cluster, self.staged, True)
         if self.cluster != 1 or not self.staged:
             base += (self.cluster,)
         return base if self.staged else base + (False,)
@@ -100,7 +109,8 @@ class WgmmaConfig:
                 f", clusters of {self.cluster}x1 blocks sharing B tiles by TMA multicast")
         return (f"{self.bm}x{self.bn}x{BK} tile, {self.consumers} {how} consumer warpgroups + "
                 f"1 TMA producer, {self.stages} stages, persistent{pair}"
-                + ("" if self.staged else ", guarded-store epilogue"))
+                + ("" if self.staged else ", guarded-store epilogue")
+                + (", stores by the producer's warps" if self.offload else ""))
 
     @property
     def cluster_dims(self):

@@ -64,10 +64,11 @@ _WGMMA = {"bf16": I.wgmma_bf16_f32_ss, "f16": I.wgmma_f16_f32_ss}
 KSTEP = 16  # K of one wgmma for 16-bit types
 BOX = 64  # elements per 128-byte swizzled row
 PRODUCER_REGS = 40
+STORER_REGS = 64  # the producer's registers when its warps also store staged tiles (offload)
 REGISTER_FILE = 65536  # 32-bit registers per SM, the pool setmaxnreg moves registers within
 
 
-def consumer_regs(consumers: int) -> int:
+def consumer_regs(consumers: int, producer: int = PRODUCER_REGS) -> int:
     """Registers per consumer thread once the producer has given all but 40 back.
 
     setmaxnreg moves registers within what the block was given at launch: ptxas gives a
@@ -77,7 +78,7 @@ def consumer_regs(consumers: int) -> int:
     two (CUTLASS's pair), 152 for three, 104 for four."""
     threads = 128 * (1 + consumers)
     cap = min(255, REGISTER_FILE // threads) // 8 * 8
-    free = (cap * threads - 128 * PRODUCER_REGS) // (128 * consumers)
+    free = (cap * threads - 128 * producer) // (128 * consumers)
     return min(240, free // 8 * 8)
 
 
@@ -89,8 +90,11 @@ WARP_STAGING = 16 * STAGING_ROW  # per consumer warp: its 16 rows of a 64-column
 
 
 def staging_bytes(cfg: WgmmaConfig) -> int:
-    """Shared memory the staged epilogue adds behind the ring: 2 KB per consumer warp."""
-    return 4 * cfg.consumers * WARP_STAGING
+    """Shared memory the staged epilogue adds behind the ring: 2 KB per consumer warp, or with
+    ``offload`` the whole tile (2 KB per warp and 64-column chunk of each of its 64-row
+    blocks)."""
+    per_warp = WARP_STAGING * (cfg.blocks_m * cfg.bn // 64 if cfg.offload else 1)
+    return 4 * cfg.consumers * per_warp
 
 
 def stages_epilogue(cfg: WgmmaConfig, max_smem: int) -> bool:
@@ -99,7 +103,7 @@ def stages_epilogue(cfg: WgmmaConfig, max_smem: int) -> bool:
     return cfg.staged and cfg.smem_bytes() + staging_bytes(cfg) <= max_smem
 
 
-def staged_epilogue(NF, out_kind, epilogue, n_extra):
+def staged_epilogue(NF, out_kind, epilogue, n_extra, offload=False):
     """The epilogue of a tile whose ``8 NF`` columns all lie inside the matrix, for 16-bit
     results in 16-byte aligned rows and ``beta == 0``, staged through 2 KB of shared memory per
     warp.
@@ -119,6 +123,10 @@ def staged_epilogue(NF, out_kind, epilogue, n_extra):
     or past ``M`` are staged like the others and not stored. ``beta * C`` calls keep the guarded
     stores: with its 16 predicated loads of C per chunk the kernel spilled 120 B (ptxas, cap
     168 registers at 384 threads).
+
+    ``offload``: chunk ``ch`` is staged at ``buf + ch * 2 KB`` and left there: the producer
+    warpgroup's storer warps read it back and store it (``build_kernel``), so the warp goes
+    back to its wgmma as soon as its tile is in shared memory.
     """
     if out_kind not in _TO_BITS:
         raise ValueError(f"the staged epilogue is for 16-bit results, not {out_kind}")
@@ -147,7 +155,8 @@ def staged_epilogue(NF, out_kind, epilogue, n_extra):
         # stmatrix.x4 number t: matrices (row half j & 1, fragment 2t + (j >> 1)); lanes
         # 8j .. 8j + 7 give the staged rows of matrix j. stmatrix is .aligned: the warp must
         # arrive converged (lane 0 of warp 0 has just released a stage on its own)
-        src += ["    sbase = buf + (8 * ((lane >> 3) & 1) + (lane & 7)) * 128",
+        src += [f"    sbase = buf + {ch * WARP_STAGING if offload else 0} + "
+                "(8 * ((lane >> 3) & 1) + (lane & 7)) * 128",
                 "    half = lane >> 4",
                 "    I.warp_sync()"]
         for t in range(4):
@@ -155,7 +164,7 @@ def staged_epilogue(NF, out_kind, epilogue, n_extra):
             src.append(f"    I.stmatrix_x4(sbase + ((({2 * t} + half) ^ (lane & 7)) << 4), "
                        f"(w0_{n}, w1_{n}, w0_{n + 1}, w1_{n + 1}))")
         src.append("    I.warp_sync()")
-        for i in range(4):  # staged rows 4i .. 4i + 3, 8 lanes (16-byte words) per row
+        for i in range(0 if offload else 4):  # staged rows 4i .. 4i + 3, 8 lanes a row
             src += [f"    gr{i} = {4 * i} + (lane >> 3)",
                     f"    v{i} = I.ld_shared_v4(buf + gr{i} * 128 + "
                     f"(((lane & 7) ^ (gr{i} & 7)) << 4))",
@@ -213,6 +222,12 @@ def build_kernel(cfg: WgmmaConfig, kind: str, a_kmajor: bool, b_kmajor: bool, ep
     STAGED = pair_store == 2  # 16-byte aligned rows: tiles inside N may take the staged stores
     if STAGED and not cfg.staged:
         raise ValueError(f"{cfg}: no staged epilogue (staged=False)")
+    # The producer's warps 1-3 store the staged tiles (the consumers only stage them).
+    OFFLOAD = STAGED and cfg.offload
+    NCH = BN // 64  # 64-column chunks of a staged row block
+    SF, SE = 8 * (2 * STAGES + 1), 8 * (2 * STAGES + 2)  # staged full / empty barriers
+    STORERS = 96
+    PREGS = STORER_REGS if OFFLOAD else PRODUCER_REGS
     ns = {
         "cuda": cuda, "I": I, "np": np, "int32": int32, "int64": int64, "uint32": uint32,
         "uint64": uint64, "float32": float32, "smem_desc": D.smem_desc, "store_all": store_all,
@@ -220,7 +235,7 @@ def build_kernel(cfg: WgmmaConfig, kind: str, a_kmajor: bool, b_kmajor: bool, ep
         "fop": I.wgmma_fence_operand_f32,
     }
     if STAGED:
-        ns["store_staged"] = staged_epilogue(NF, out_kind, epilogue, n_extra)
+        ns["store_staged"] = staged_epilogue(NF, out_kind, epilogue, n_extra, OFFLOAD)
     ta, tb = int(not a_kmajor), int(not b_kmajor)
     # A K-major: one box of BM rows; M-major: one box per 64 rows.
     if a_kmajor:
@@ -257,13 +272,20 @@ def build_kernel(cfg: WgmmaConfig, kind: str, a_kmajor: bool, b_kmajor: bool, ep
             "n0 + 2 * (lane & 3), M, N, alpha, beta, c_at, d_at, ldc_r * OSZ, ldc_c * OSZ, "
             "ldd_r * OSZ, ldd_c * OSZ, extra)"]
         if STAGED:  # the tile's columns all inside the matrix (the last tile column may not be)
+            buf = f"stage_at + {w * 4 * NCH * WARP_STAGING}" if OFFLOAD else "stage_at"
             narrow = [f"if n0 + {BN} <= N and beta == 0:",
                       f"    store_staged(frag{w}, m0 + row0 + {64 * w} + warp * 16, n0, lane, M, "
-                      "alpha, d_at, ldd_r * OSZ, stage_at, extra)",
+                      f"alpha, d_at, ldd_r * OSZ, {buf}, extra)",
                       "else:"] + ["    " + x for x in narrow]
         epilogue_src += narrow
     epilogue_src = ["c_at = I.gmem_addr(C, 0) + b * sc * OSZ",
                     "d_at = I.gmem_addr(D, 0) + b * sd * OSZ"] + epilogue_src
+    if OFFLOAD:  # the staging holds tile j - 1 until the storers have read it; then tile j's
+        # staging (or guarded stores) and every consumer thread's arrival, staged or not, so
+        # that both sides count the same phases
+        epilogue_src = ["if j > 0:",
+                        f"    while not I.mbarrier_try_wait_parity(bar0 + {SE}, uint32((j - 1) & 1)):",
+                        "        pass"] + epilogue_src + [f"I.mbarrier_arrive(bar0 + {SF})"]
     if CL:  # the second tile of a pair may lie below the matrix: loaded (zeros), not stored
         epilogue_src = ["if m0 < M:"] + ["    " + x for x in epilogue_src]
     osz = _OUT_BYTES[out_kind]
@@ -280,6 +302,42 @@ def build_kernel(cfg: WgmmaConfig, kind: str, a_kmajor: bool, b_kmajor: bool, ep
                      row="(first_m + (r % per_group) % rows)")
         sync, init_fence, rank_src = ["cuda.syncthreads()"], [], []
 
+    # the storers (producer warps 1-3): per tile of the block, wait for the consumers' staging,
+    # store it (16-byte words of whole 128-byte rows; slot s holds the 16 rows of row block
+    # s // NCH, columns 64 (s % NCH) ..., its 16-byte words XOR-swizzled by the row as
+    # staged_epilogue writes them), then free it
+    storer_src = "" if not OFFLOAD else f'''
+        elif t >= {128 - STORERS}:
+            st = t - {128 - STORERS}
+            staging = ring + {STAGES * STAGE}
+            j = -1
+            for tile in range({sched["start"]}, ntiles, {sched["step"]}):
+                j += 1
+                while not I.mbarrier_try_wait_parity(bar0 + {SF}, uint32(j & 1)):
+                    pass
+                b = tile // per_batch
+                r = tile - b * per_batch
+                first_m = (r // per_group) * {sched["group"]}
+                rows = min({sched["tm"]} - first_m, {sched["group"]})
+                m0 = {sched["row"]} * {BM}
+                n0 = ((r % per_group) // rows) * {BN}
+                if n0 + {BN} <= N and beta == 0:
+                    ldb = ldd_r * OSZ
+                    d_tile = I.gmem_addr(D, 0) + b * sd * OSZ + m0 * ldb + n0 * OSZ
+                    rows_in = int32(min(M - m0, {BM}))
+                    for q in range(int32(st), int32({BM * BN // 8}), int32({STORERS})):
+                        slot = q >> 7
+                        rr = (q >> 3) & 15
+                        c = q & 7
+                        rb = slot // {NCH}
+                        row = 16 * rb + rr  # in the tile
+                        v = I.ld_shared_v4(staging + (slot << 11) + (rr << 7) + ((c ^ (rr & 7)) << 4))
+                        I.st_global_v4_if(d_tile + int64(row) * ldb + int64(64 * (slot - rb * {NCH}) + 8 * c) * OSZ,
+                                          (v[0], v[1], v[2], v[3]), uint32(row < rows_in))
+                I.mbarrier_arrive(bar0 + {SE})'''
+    stage_slot = (f"(cw * {4 * MW} + warp) * {NCH * WARP_STAGING}" if OFFLOAD
+                  else f"(ct // 32 + 4 * cw) * {WARP_STAGING}")
+
     def release(indent, addr):
         lines = [f"I.mbarrier_arrive({addr})"]
         if CL:
@@ -290,7 +348,7 @@ def build_kernel(cfg: WgmmaConfig, kind: str, a_kmajor: bool, b_kmajor: bool, ep
 def kernel(TM, C, D, M, N, K, ldc_r, ldc_c, ldd_r, ldd_c, sc, sd, alpha, beta,
            tiles_m, tiles_n, batch, a_batched, b_batched, extra):
     sh = cuda.shared.array(0, np.uint8)
-    bars = cuda.shared.array({2 * STAGES + 1}, np.uint64)
+    bars = cuda.shared.array({2 * STAGES + 3}, np.uint64)
     t = cuda.threadIdx.x
     wg = t // 128
     pad = (1024 - I.smem_addr(sh, 0) % 1024) % 1024
@@ -303,6 +361,8 @@ def kernel(TM, C, D, M, N, K, ldc_r, ldc_c, ldd_r, ldd_c, sc, sd, alpha, beta,
             I.mbarrier_init(bar0 + 8 * s, 1)  # full[s]: the producer's arrival + TMA bytes
             I.mbarrier_init(bar0 + {8 * STAGES} + 8 * s, {(1 if PP else NC) * cfg.cluster})  # empty[s]: its consumers
         I.mbarrier_init(bar0 + {16 * STAGES}, 1)  # order: ping-pong main loops take turns
+        I.mbarrier_init(bar0 + {SF}, {128 * NC})  # staged full: every consumer thread
+        I.mbarrier_init(bar0 + {SE}, {STORERS})  # staged empty: every storer thread
         I.fence_proxy_async()
 {chr(10).join(init_fence + ["    " + x for x in sync + rank_src])}
     ktiles = (K + {BK - 1}) // {BK}
@@ -310,7 +370,7 @@ def kernel(TM, C, D, M, N, K, ldc_r, ldc_c, ldd_r, ldd_c, sc, sd, alpha, beta,
     ntiles = per_batch * batch
     per_group = {sched["group"]} * tiles_n
     if wg == 0:
-        I.setmaxnreg_dec({PRODUCER_REGS})
+        I.setmaxnreg_dec({PREGS})
         if t == 0:
             it = 0
             for tile in range({sched["start"]}, ntiles, {sched["step"]}):
@@ -335,13 +395,14 @@ def kernel(TM, C, D, M, N, K, ldc_r, ldc_c, ldd_r, ldd_c, sc, sd, alpha, beta,
                     k0 = kt * {BK}
 {chr(10).join(" " * 20 + x for x in load_a + load_b)}
                     it += 1
+{storer_src}
     else:
-        I.setmaxnreg_inc({consumer_regs(NC)})
+        I.setmaxnreg_inc({consumer_regs(NC, PREGS)})
         cw = wg - 1
         ct = t - 128 * wg
         warp = ct // 32
         lane = ct % 32
-        stage_at = ring + {STAGES * STAGE} + (ct // 32 + 4 * cw) * {WARP_STAGING}  # staged epilogue
+        stage_at = ring + {STAGES * STAGE} + {stage_slot}  # staged epilogue
         row0 = {0 if PP else f"cw * {cfg.wg_rows}"}  # first tile row of this consumer's 64-row blocks
         ad0 = smem_desc(ring + row0 * {ROW_BYTES}, {a_lbo}, {a_sbo}, 1, 0)
         bd0 = smem_desc(ring + {A_BYTES}, {b_lbo}, {b_sbo}, 1, 0)
@@ -396,7 +457,7 @@ def kernel(TM, C, D, M, N, K, ldc_r, ldc_c, ldd_r, ldd_c, sc, sd, alpha, beta,
     kernel.nbk_launch_bounds = (cfg.threads, 1)  # a register cap at entry: setmaxnreg needs it
     kernel.nbk_threads = cfg.threads
     # registers the block must own for its setmaxnreg requests (runner checks the cubin)
-    kernel.nbk_reg_pool = 128 * PRODUCER_REGS + 128 * NC * consumer_regs(NC)
+    kernel.nbk_reg_pool = 128 * PREGS + 128 * NC * consumer_regs(NC, PREGS)
     kernel.nbk_source = src
     if CL:
         kernel.nbk_cluster = cfg.cluster_dims  # the launch must carry it (runner.launch_jit)
