@@ -71,10 +71,13 @@ def main():
          lambda: drv.cuLaunchKernel(fobj, 1, 1, 1, 32, 1, 1, 0, s, packed.address, 0)),
         ("cuLaunchKernel (cuda-bindings), CUfunction and CUstream",
          lambda: drv.cuLaunchKernel(fobj, 1, 1, 1, 32, 1, 1, 0, sobj, packed.address, 0)),
+        *_other_launches(fint, s, packed.address),
         ("launch.launch_packed", lambda: launch.launch_packed((None, fobj), (1, 1, 1),
                                                                (32, 1, 1), 0, s, packed)),
         ("packed slot write", lambda: setattr(packed.slots[0], "value", buf.data.ptr)),
         ("cupy.empty((1, 4096), bf16)", lambda: cupy.empty((1, 4096), BF16)),
+        ("cupy.ndarray((128, 128), bf16)", lambda: cupy.ndarray((128, 128), BF16)),
+        ("cupy.cuda.memory.alloc(32 KB)", lambda: cupy.cuda.memory.alloc(32768)),
         ("cupy.empty in cupy.cuda.Device(d)", lambda: _empty_in(dev)),
         ("cupy.cuda.Device(d) enter+exit", lambda: _device_ctx(dev)),
         ("cupy.cuda.runtime.getDevice()", cupy.cuda.runtime.getDevice),
@@ -139,6 +142,28 @@ def main():
         prof.disable()
         pstats.Stats(prof).sort_stats("tottime").print_stats(12)
     return 0
+
+
+def _other_launches(fint, stream, params):
+    """The same empty launch through CuPy's Cython driver wrapper and through ctypes (libcuda's
+    cuLaunchKernel, with and without releasing the GIL), where they exist (session 12)."""
+    import ctypes
+
+    out = []
+    launch_kernel = getattr(getattr(cupy.cuda, "driver", None), "launchKernel", None)
+    if launch_kernel is not None:
+        out.append(("cupy.cuda.driver.launchKernel (Cython)",
+                     lambda: launch_kernel(fint, 1, 1, 1, 32, 1, 1, 0, stream, params, 0)))
+    for lib in (ctypes.CDLL, ctypes.PyDLL):
+        try:
+            fn = lib("libcuda.so.1").cuLaunchKernel
+        except OSError:
+            continue
+        fn.restype = ctypes.c_int
+        fn.argtypes = [ctypes.c_void_p] + [ctypes.c_uint] * 7 + [ctypes.c_void_p] * 3
+        out.append((f"ctypes {lib.__name__} cuLaunchKernel",
+                    lambda fn=fn: fn(fint, 1, 1, 1, 32, 1, 1, 0, stream, params, None)))
+    return out
 
 
 def _empty_in(dev):
