@@ -6,10 +6,10 @@
 # CuPy's Cython wrapper and through ctypes, beside cuda-bindings (tools/host_parts.py).
 . tools/device-preamble.sh  # environment, log, GPU
 T="python3 -X faulthandler -m pytest -q -p no:cacheprovider -n 12 -o faulthandler_timeout=250"
-timeout -s ABRT 290 $T tests/test_gemm_sm90a_gpu.py > /tmp/t1.txt 2>&1
+timeout -s ABRT 260 $T tests/test_gemm_sm90a_gpu.py > /tmp/t1.txt 2>&1
 echo "sm90a file rc=$? at ${SECONDS}s: $(grep -E '[0-9]+ (passed|failed)' /tmp/t1.txt | tail -n 1)"
 grep -E "^(FAILED|ERROR)|Timeout|Fatal" /tmp/t1.txt | head -10
-timeout -s ABRT 230 $T tests/test_rows_gpu.py > /tmp/t2.txt 2>&1
+timeout -s ABRT 210 $T tests/test_rows_gpu.py > /tmp/t2.txt 2>&1
 echo "rows file rc=$? at ${SECONDS}s: $(grep -E '[0-9]+ (passed|failed)' /tmp/t2.txt | tail -n 1)"
 grep -E "^(FAILED|ERROR)|Timeout|Fatal" /tmp/t2.txt | head -10
 for round in 1 2; do
