@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from nbkernels import launch, repeat
+from nbkernels.errors import NbkernelsError
 from nbkernels.rows import host
 
 
@@ -219,3 +220,28 @@ def test_a_bound_launch_keeps_its_argument_block_alive(cluster):
     del packed
     gc.collect()
     assert alive() is not None and callable(go)
+
+
+def test_a_bound_launch_goes_through_cupys_wrapper_when_cupy_is_loaded(monkeypatch):
+    """With CuPy imported, the bound launch calls CuPy's Cython cuLaunchKernel wrapper with the
+    raw function handle and the block's address (~0.5 us less than cuda-bindings, session 12
+    run 5); a driver error from it surfaces as an NbkernelsError naming the launch."""
+    import sys
+    import types
+
+    calls = []
+
+    def launch_kernel(*args):
+        calls.append(args)
+        if args[8] == 13:  # the stream of the failing launch below
+            raise RuntimeError("CUDA_ERROR_INVALID_VALUE: invalid argument")
+
+    fake = types.SimpleNamespace(cuda=types.SimpleNamespace(
+        driver=types.SimpleNamespace(launchKernel=launch_kernel)))
+    monkeypatch.setitem(sys.modules, "cupy", fake)
+    packed = launch.PackedArgs([1, 2], [launch.VOIDP, launch.I64])
+    go = launch.bind((None, 0xABC), (2, 3, 1), (64, 1, 1), 1024, packed)
+    go(7)
+    assert calls == [(0xABC, 2, 3, 1, 64, 1, 1, 1024, 7, packed.address, 0)]
+    with pytest.raises(NbkernelsError, match="cuLaunchKernel failed: CUDA_ERROR_INVALID_VALUE"):
+        go(13)
