@@ -349,6 +349,23 @@ def test_cluster_config_is_explained_and_refused_by_the_simulator():
 
 
 # --- the staged epilogue (16-byte stores through shared memory) --------------------------------
+def _staged_build(cfg, kind, a_km, b_km, epi):
+    """The kernel for 16-byte aligned D (staged epilogue), with a bias+ReLU epilogue if
+    ``epi``, assembled for sm_90a: (kernel, assembly, SASS)."""
+    from nbkernels.matmul import run, wgmma_kernel
+
+    def bias_relu(acc, i, j, bias):
+        return max(acc + bias[j], 0.0)
+
+    k = wgmma_kernel.build_kernel(cfg, kind, a_km, b_km, bias_relu if epi else None,
+                                  int(epi), 2)
+    ext = types.Tuple((types.Array(types.float32, 1, "C"),) if epi else ())
+    ptx = toolchain.compile_ptx_for(k.py_func, run._wgmma_sig(ext), "sm_90a",
+                                    launch_bounds=k.nbk_launch_bounds)
+    asm = toolchain.assemble(ptx, "sm_90a")
+    return k, asm, toolchain.disassemble(asm.cubin)
+
+
 @needs_ptxas
 @pytest.mark.parametrize("tile,kind,a_km,b_km,epi", [
     ((128, 256, 4), "bf16", True, False, False),
@@ -360,20 +377,11 @@ def test_tiles_stage_their_epilogue_without_spills(tile, kind, a_km, b_km, epi):
     columns, each 4 stmatrix.x4, 4 shared reads and 4 global stores of 16 bytes; the guarded
     pair stores stay for the last tile column and beta * C; nothing spills at the register cap
     of the tile's thread count."""
-    from nbkernels.matmul import run, wgmma_config, wgmma_kernel
-
-    def bias_relu(acc, i, j, bias):
-        return max(acc + bias[j], 0.0)
+    from nbkernels.matmul import wgmma_config, wgmma_kernel
 
     cfg = wgmma_config.WgmmaConfig(*tile)
     assert cfg.staged  # the default
-    k = wgmma_kernel.build_kernel(cfg, kind, a_km, b_km, bias_relu if epi else None,
-                                  int(epi), 2)
-    ext = types.Tuple((types.Array(types.float32, 1, "C"),) if epi else ())
-    ptx = toolchain.compile_ptx_for(k.py_func, run._wgmma_sig(ext), "sm_90a",
-                                    launch_bounds=k.nbk_launch_bounds)
-    asm = toolchain.assemble(ptx, "sm_90a")
-    sass = toolchain.disassemble(asm.cubin)
+    k, asm, sass = _staged_build(cfg, kind, a_km, b_km, epi)
     assert asm.spill_stores == asm.spill_loads == asm.stack_bytes == 0, asm.log
     n = 4 * (cfg.bn // 64) * cfg.blocks_m  # of each instruction, per thread
     assert len(re.findall(r"\bSTSM\.16\.M88\.4\b", sass)) == n, re.findall(r"STSM[^;]*", sass)
@@ -397,20 +405,11 @@ def test_offloaded_tiles_stage_whole_tiles_and_store_from_the_producer(tile, kin
     nothing staged themselves; the producer's storer loop holds the only 16-byte shared reads
     and global stores; the producer keeps STORER_REGS, the consumers
     what is left; nothing spills; ring and staging fit an H100/H200 block."""
-    from nbkernels.matmul import run, wgmma_config, wgmma_kernel
-
-    def bias_relu(acc, i, j, bias):
-        return max(acc + bias[j], 0.0)
+    from nbkernels.matmul import wgmma_config, wgmma_kernel
 
     cfg = wgmma_config.WgmmaConfig(*tile)
     assert cfg.offload
-    k = wgmma_kernel.build_kernel(cfg, kind, a_km, b_km, bias_relu if epi else None,
-                                  int(epi), 2)
-    ext = types.Tuple((types.Array(types.float32, 1, "C"),) if epi else ())
-    ptx = toolchain.compile_ptx_for(k.py_func, run._wgmma_sig(ext), "sm_90a",
-                                    launch_bounds=k.nbk_launch_bounds)
-    asm = toolchain.assemble(ptx, "sm_90a")
-    sass = toolchain.disassemble(asm.cubin)
+    k, asm, sass = _staged_build(cfg, kind, a_km, b_km, epi)
     assert asm.spill_stores == asm.spill_loads == asm.stack_bytes == 0, asm.log
     n = 4 * (cfg.bn // 64) * cfg.blocks_m
     assert len(re.findall(r"\bSTSM\.16\.M88\.4\b", sass)) == n

@@ -302,6 +302,15 @@ def build_kernel(cfg: WgmmaConfig, kind: str, a_kmajor: bool, b_kmajor: bool, ep
                      row="(first_m + (r % per_group) % rows)")
         sync, init_fence, rank_src = ["cuda.syncthreads()"], [], []
 
+    def coords(indent):
+        """Source of a tile's coordinates (batch b, first row m0, first column n0) from its
+        index ``tile``: the producer, the consumers and the storers walk the same tiles."""
+        lines = ["b = tile // per_batch", "r = tile - b * per_batch",
+                 f"first_m = (r // per_group) * {sched['group']}",
+                 f"rows = min({sched['tm']} - first_m, {sched['group']})",
+                 f"m0 = {sched['row']} * {BM}", f"n0 = ((r % per_group) // rows) * {BN}"]
+        return "\n".join(" " * indent + x for x in lines)
+
     # the storers (producer warps 1-3): per tile of the block, wait for the consumers' staging,
     # store it (16-byte words of whole 128-byte rows; slot s holds the 16 rows of row block
     # s // NCH, columns 64 (s % NCH) ..., its 16-byte words XOR-swizzled by the row as
@@ -315,12 +324,7 @@ def build_kernel(cfg: WgmmaConfig, kind: str, a_kmajor: bool, b_kmajor: bool, ep
                 j += 1
                 while not I.mbarrier_try_wait_parity(bar0 + {SF}, uint32(j & 1)):
                     pass
-                b = tile // per_batch
-                r = tile - b * per_batch
-                first_m = (r // per_group) * {sched["group"]}
-                rows = min({sched["tm"]} - first_m, {sched["group"]})
-                m0 = {sched["row"]} * {BM}
-                n0 = ((r % per_group) // rows) * {BN}
+{coords(16)}
                 if n0 + {BN} <= N and beta == 0:
                     ldb = ldd_r * OSZ
                     d_tile = I.gmem_addr(D, 0) + b * sd * OSZ + m0 * ldb + n0 * OSZ
@@ -374,12 +378,7 @@ def kernel(TM, C, D, M, N, K, ldc_r, ldc_c, ldd_r, ldd_c, sc, sd, alpha, beta,
         if t == 0:
             it = 0
             for tile in range({sched["start"]}, ntiles, {sched["step"]}):
-                b = tile // per_batch
-                r = tile - b * per_batch
-                first_m = (r // per_group) * {sched["group"]}
-                rows = min({sched["tm"]} - first_m, {sched["group"]})
-                m0 = {sched["row"]} * {BM}
-                n0 = ((r % per_group) // rows) * {BN}
+{coords(16)}
                 za = b * a_batched
                 zb = b * b_batched
                 for kt in range(ktiles):
@@ -417,12 +416,7 @@ def kernel(TM, C, D, M, N, K, ldc_r, ldc_c, ldd_r, ldd_c, sc, sd, alpha, beta,
                 # stages of tile j are then at most one phase ahead, which parity waits need.
                 while not I.mbarrier_try_wait_parity(bar0 + {16 * STAGES}, uint32((j - 1) & 1)):
                     pass
-            b = tile // per_batch
-            r = tile - b * per_batch
-            first_m = (r // per_group) * {sched["group"]}
-            rows = min({sched["tm"]} - first_m, {sched["group"]})
-            m0 = {sched["row"]} * {BM}
-            n0 = ((r % per_group) // rows) * {BN}
+{coords(12)}
 {chr(10).join(f"            acc{w} = fop(zeros())" for w in range(MW))}
             for kt in range(ktiles):
                 s = it % {STAGES}
