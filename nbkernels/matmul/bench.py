@@ -10,8 +10,8 @@ each job first run on its own for ``--settle`` seconds (the clock follows the po
 lag).
 For bf16 / f16 from 2048^3 of work, the ``mma.sync`` register-only ceiling (``ceiling.py``) is
 timed as one more job, for the GEMM's flops: issue #3's target is a share of it, and it moves
-with the clock as the GEMM does. FLOPs = 2*M*N*K per GEMM. Prints a line per measurement; ``--json`` saves the numbers,
-``--summary`` prints saved ones as a table.
+with the clock as the GEMM does. FLOPs = 2*M*N*K per GEMM. Prints a line per measurement;
+``--json`` saves the numbers, ``--summary`` prints saved ones as a table.
 ``--prewarm N`` first compiles every configuration the run will launch, in N processes.
 """
 from __future__ import annotations
