@@ -339,6 +339,9 @@ def build_kernel(cfg: WgmmaConfig, kind: str, a_kmajor: bool, b_kmajor: bool, ep
                         I.st_global_v4_if(d_tile + int64(row) * ldb + int64(64 * (slot - rb * {NCH}) + 8 * c) * OSZ,
                                           (v[0], v[1], v[2], v[3]), uint32(row < rows_in))
                 I.mbarrier_arrive(bar0 + {SE})'''
+    staged_bars = "" if not OFFLOAD else (
+        f"\n        I.mbarrier_init(bar0 + {SF}, {128 * NC})  # staged full: every consumer thread\n"
+        f"        I.mbarrier_init(bar0 + {SE}, {STORERS})  # staged empty: every storer thread")
     stage_slot = (f"(cw * {4 * MW} + warp) * {NCH * WARP_STAGING}" if OFFLOAD
                   else f"(ct // 32 + 4 * cw) * {WARP_STAGING}")
 
@@ -352,7 +355,7 @@ def build_kernel(cfg: WgmmaConfig, kind: str, a_kmajor: bool, b_kmajor: bool, ep
 def kernel(TM, C, D, M, N, K, ldc_r, ldc_c, ldd_r, ldd_c, sc, sd, alpha, beta,
            tiles_m, tiles_n, batch, a_batched, b_batched, extra):
     sh = cuda.shared.array(0, np.uint8)
-    bars = cuda.shared.array({2 * STAGES + 3}, np.uint64)
+    bars = cuda.shared.array({2 * STAGES + (3 if OFFLOAD else 1)}, np.uint64)
     t = cuda.threadIdx.x
     wg = t // 128
     pad = (1024 - I.smem_addr(sh, 0) % 1024) % 1024
@@ -364,9 +367,7 @@ def kernel(TM, C, D, M, N, K, ldc_r, ldc_c, ldd_r, ldd_c, sc, sd, alpha, beta,
         for s in range({STAGES}):
             I.mbarrier_init(bar0 + 8 * s, 1)  # full[s]: the producer's arrival + TMA bytes
             I.mbarrier_init(bar0 + {8 * STAGES} + 8 * s, {(1 if PP else NC) * cfg.cluster})  # empty[s]: its consumers
-        I.mbarrier_init(bar0 + {16 * STAGES}, 1)  # order: ping-pong main loops take turns
-        I.mbarrier_init(bar0 + {SF}, {128 * NC})  # staged full: every consumer thread
-        I.mbarrier_init(bar0 + {SE}, {STORERS})  # staged empty: every storer thread
+        I.mbarrier_init(bar0 + {16 * STAGES}, 1)  # order: ping-pong main loops take turns{staged_bars}
         I.fence_proxy_async()
 {chr(10).join(init_fence + ["    " + x for x in sync + rank_src])}
     ktiles = (K + {BK - 1}) // {BK}
@@ -393,8 +394,7 @@ def kernel(TM, C, D, M, N, K, ldc_r, ldc_c, ldd_r, ldd_c, sc, sd, alpha, beta,
                     b_s = a_s + {A_BYTES}
                     k0 = kt * {BK}
 {chr(10).join(" " * 20 + x for x in load_a + load_b)}
-                    it += 1
-{storer_src}
+                    it += 1{storer_src}
     else:
         I.setmaxnreg_inc({consumer_regs(NC, PREGS)})
         cw = wg - 1
