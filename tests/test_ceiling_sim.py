@@ -38,7 +38,7 @@ def test_ceiling_kernel_matches_reference(kind, iters, exact):
 def test_reference_sees_a_wrong_lane():
     frags = ceiling.fragments(np.random.default_rng(), 32, "bf16", exact=True)
     want = ceiling.reference(frags, 1, "bf16")
-    frags[5, 0] ^= 0x4000  # another A value in lane 5's first register
+    frags[5, 0] ^= 0x0040  # another A value in lane 5's first register (a mantissa bit)
     assert not np.array_equal(ceiling.reference(frags, 1, "bf16"), want)
 
 

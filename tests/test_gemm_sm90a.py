@@ -311,7 +311,8 @@ def test_bench_config_names_round_trip_with_the_cluster_suffix():
                       ("128x128x6pg", wc.WgmmaConfig(128, 128, 6, 8, True, staged=False)),
                       ("128x256x4r16", wc.WgmmaConfig(128, 256, 4, 16)),
                       ("256x128x4wr4c2g", wc.WgmmaConfig(256, 128, 4, 4, False, 128, cluster=2,
-                                                         staged=False))]:
+                                                         staged=False)),
+                      ("128x256x3o", wc.WgmmaConfig(128, 256, 3, offload=True))]:
         assert bench_hopper.parse_config(text) == cfg
         assert bench_hopper.config_name(cfg) == text
         assert wc.WgmmaConfig(*cfg.key) == cfg  # the key rebuilds the config (prewarm jobs)
@@ -319,7 +320,7 @@ def test_bench_config_names_round_trip_with_the_cluster_suffix():
     for c in wc.CLUSTER_CANDIDATES:
         assert c.cluster == 2 and c in wc.CANDIDATES
         assert bench_hopper.parse_config(bench_hopper.config_name(c)) == c
-    with pytest.raises(NbkernelsError, match=r"expected BMxBNxSTAGES\[p\|w\]\[rG\]\[c2\]\[g\]"):
+    with pytest.raises(NbkernelsError, match=r"expected BMxBNxSTAGES\[p\|w\]\[rG\]\[c2\]\[g\|o\]"):
         bench_hopper.parse_config("128x256x4c")
 
 
