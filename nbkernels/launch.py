@@ -347,16 +347,17 @@ def bind(fn, grid, block, smem: int, packed: PackedArgs):
     except (TypeError, ValueError):
         fast = None
 
-    def go(stream):
-        if fast is not None:
+    if fast is not None:  # the path is chosen once here, not on every launch
+        def go(stream):
             try:
                 fast(handle, g0, g1, g2, b0, b1, b2, smem, stream, addr, 0)
             except Exception as e:  # CuPy's CUDADriverError: the same typed error as below
                 raise NbkernelsError(f"cuLaunchKernel failed: {e}") from e
-            return
-        err = cu(f, g0, g1, g2, b0, b1, b2, smem, stream, addr, 0)
-        if err[0] != ok:
-            _check(err, "cuLaunchKernel")
+    else:
+        def go(stream):
+            err = cu(f, g0, g1, g2, b0, b1, b2, smem, stream, addr, 0)
+            if err[0] != ok:
+                _check(err, "cuLaunchKernel")
 
     go.packed = packed  # addr points into it: it lives as long as the launch can be made
     return go
