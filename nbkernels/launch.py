@@ -193,10 +193,13 @@ def build(pyfunc, sig, arch: Arch, key: str, launch_bounds=None,
         cubin = bytes(getattr(linked, "code", linked))
     try:
         cache_dir().mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".tmp{os.getpid()}")
-        tmp.write_bytes(cubin)
-        os.replace(tmp, path)
-        meta.write_text(json.dumps({"entry": m.group(1), "arch": str(arch), "route": ROUTES[key]}))
+        # both files through a rename: processes started together (one per GPU) that build
+        # the same kernel never read the other's half-written file
+        for dest, data in ((path, cubin), (meta, json.dumps(
+                {"entry": m.group(1), "arch": str(arch), "route": ROUTES[key]}).encode())):
+            tmp = dest.with_name(f"{dest.name}.tmp{os.getpid()}")
+            tmp.write_bytes(data)
+            os.replace(tmp, dest)
     except OSError:
         pass  # a read-only home still runs, it just compiles again next time
     return cubin, m.group(1)
