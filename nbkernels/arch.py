@@ -64,6 +64,41 @@ class Arch:
         return f"sm_{self.major}{self.minor}{self.suffix}"
 
 
+@dataclass(frozen=True)
+class ArchLimits:
+    """What one SM of an arch holds (CUDA C++ Programming Guide, "Technical Specifications per
+    Compute Capability"): for plans made for an arch other than the GPU's (``validate --as``,
+    the AOT build's default tiles)."""
+
+    block_smem: int  # largest opt-in shared memory per block, bytes
+    sm_smem: int  # shared memory per SM at the largest carveout, bytes
+    threads: int  # resident threads per SM
+    blocks: int  # resident blocks per SM
+    registers: int = 65536  # 32-bit registers per SM
+    reserved_smem: int = 1024  # per block, taken by the system (0 before sm_80)
+
+
+_KB = 1024
+LIMITS = {
+    (7, 5): ArchLimits(64 * _KB, 64 * _KB, 1024, 16, reserved_smem=0),
+    (8, 0): ArchLimits(163 * _KB, 164 * _KB, 2048, 32),
+    (8, 6): ArchLimits(99 * _KB, 100 * _KB, 1536, 16),
+    (8, 7): ArchLimits(163 * _KB, 164 * _KB, 2048, 16),
+    (8, 9): ArchLimits(99 * _KB, 100 * _KB, 1536, 24),
+    (9, 0): ArchLimits(227 * _KB, 228 * _KB, 2048, 32),
+    (10, 0): ArchLimits(227 * _KB, 228 * _KB, 2048, 32),
+}
+
+
+def limits(arch: "Arch") -> ArchLimits:
+    """The per-SM limits of ``arch`` (an NbkernelsError for an arch the table lacks)."""
+    lim = LIMITS.get(Arch.parse(arch).base)
+    if lim is None:
+        raise NbkernelsError(f"arch limits: expected one of "
+                             f"{', '.join(str(Arch(*k)) for k in LIMITS)}, got {arch}")
+    return lim
+
+
 def compile_target() -> Arch | None:
     """The arch numba-cuda is compiling for right now, or None outside a compilation."""
     from numba.cuda.core import targetconfig

@@ -15,6 +15,9 @@ Inside the kernel, ``cuda.shared.array(0, dtype)`` views the dynamic allocation.
 """
 from __future__ import annotations
 
+import threading
+from contextlib import contextmanager
+
 from numba import cuda
 
 from .errors import NbkernelsError
@@ -33,17 +36,43 @@ _LIMITS: dict = {}
 NO_GPU_LIMITS = (132, _SIMULATED_OPTIN)  # an H100/H200: what the simulator and offline plans assume
 
 
+class _Cap(threading.local):
+    block_smem = None  # planned_for: the target arch's per-block limit (a class default, so
+    # reading it unset costs one attribute lookup)
+
+
+_CAP = _Cap()
+
+
+@contextmanager
+def planned_for(arch):
+    """Plan the launches made in this block (this thread) as for a GPU of ``arch``: no more
+    shared memory per block than ``arch`` allows, nor than this GPU does (``validate --as
+    sm_80`` on an H200 picks the tiles and buffers an A100's 163 KB blocks take)."""
+    from .arch import limits
+
+    prev = _CAP.block_smem
+    _CAP.block_smem = limits(arch).block_smem
+    try:
+        yield
+    finally:
+        _CAP.block_smem = prev
+
+
 def device_limits() -> tuple:
     """(SM count, largest opt-in dynamic shared memory per block) of the current device, read
-    once per device; :data:`NO_GPU_LIMITS` in the simulator or without a GPU."""
+    once per device; :data:`NO_GPU_LIMITS` in the simulator or without a GPU. Inside
+    :func:`planned_for`, the shared memory is no more than the target's."""
     if _simulated() or not cuda.is_available():
-        return NO_GPU_LIMITS
-    dev = cuda.get_current_device()
-    lim = _LIMITS.get(dev.id)
-    if lim is None:
-        lim = _LIMITS[dev.id] = (int(dev.MULTIPROCESSOR_COUNT),
-                                 int(dev.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN))
-    return lim
+        lim = NO_GPU_LIMITS
+    else:
+        dev = cuda.get_current_device()
+        lim = _LIMITS.get(dev.id)
+        if lim is None:
+            lim = _LIMITS[dev.id] = (int(dev.MULTIPROCESSOR_COUNT),
+                                     int(dev.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN))
+    cap = _CAP.block_smem
+    return lim if cap is None or cap >= lim[1] else (lim[0], cap)
 
 
 def max_dynamic_shared_memory(device=None) -> int:

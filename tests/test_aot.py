@@ -9,7 +9,7 @@ import textwrap
 import pytest
 
 from nbkernels import aot, toolchain
-from nbkernels.arch import Arch
+from nbkernels.arch import LIMITS, Arch
 from nbkernels.compat import Facts
 from nbkernels.matmul import aot as gemm_aot
 from nbkernels.rows import aot as rows_aot
@@ -58,7 +58,7 @@ def test_default_tiles_fit_each_arch():
     for arch in (Arch(7, 5), Arch(8, 0), Arch(8, 6), Arch(8, 9), Arch(9, 0, "a")):
         for kind in gemm_aot.SM80_KINDS:
             tile = gemm_aot.default_tile(kind, arch)
-            assert tile.smem_bytes(kind) <= gemm_aot.MAX_SMEM[arch.base], (arch, kind, tile)
+            assert tile.smem_bytes(kind) <= LIMITS[arch.base].block_smem, (arch, kind, tile)
 
 
 def test_wide_k_tile_where_two_blocks_fit_an_sm():
@@ -253,3 +253,23 @@ def test_compile_fails_naming_each_bad_variant(tmp_path):
     assert "FAILED: fake/no-mma for sm_75: no HMMA instruction in the SASS" in out, out
     assert "FAILED: fake/spills for sm_75: spills" in out, out
     assert "FAILED: fake/good" not in out and "n/a for this arch (needs sm_90a)" in out, out
+
+
+def test_validate_plans_gemm_tiles_for_the_target_shared_memory():
+    """validate --as sm_80 on a Hopper GPU runs the tile an A100 would: the f64 tile that puts
+    two 96 KB blocks on a 228 KB SM does not fit an A100's 164 KB, so 128x128 takes its place."""
+    import numpy as np
+
+    from nbkernels.matmul import plan
+    from nbkernels.smem import device_limits, planned_for
+
+    a = np.random.default_rng().standard_normal((4096, 4096))
+    if device_limits()[1] < 2 * 96 * 1024 + 2048:
+        pytest.skip("this GPU fits one 96 KB f64 block per SM already")
+    own = plan(a, a).tile
+    with planned_for("sm_80"):
+        a100 = plan(a, a).tile
+        assert device_limits()[1] == 163 * 1024
+    assert (own.bm, own.bn, own.min_blocks) == (128, 64, 2)
+    assert (a100.bm, a100.bn) == (128, 128) and a100.smem_bytes("f64") <= 163 * 1024
+    assert plan(a, a).tile == own  # the cap ends with the block

@@ -130,3 +130,47 @@ def test_a_users_config_takes_the_kernels_elements_per_thread():
 def test_row_config_rejects_other_elements_per_thread():
     with pytest.raises(NbkernelsError, match="per_thread: expected one of"):
         RowConfig("block", 64, per_thread=48)
+
+
+# --- plans for another arch's SM (validate --as) ------------------------------------------
+
+@pytest.mark.parametrize("target, smem, threads, blocks, reserved, granule", [
+    ("sm_75", 65536, 1024, 16, 0, 256),
+    ("sm_80", 167936, 2048, 32, 1024, 128),
+    ("sm_86", 102400, 1536, 16, 1024, 128),
+    ("sm_89", 102400, 1536, 24, 1024, 128),
+    ("sm_90a", 233472, 2048, 32, 1024, 128),
+])
+def test_limits_capped_to_the_target_sm(target, smem, threads, blocks, reserved, granule):
+    from nbkernels.rows import host
+
+    got = host.capped(H200, target)
+    assert (got.smem, got.threads, got.blocks, got.reserved_smem, got.smem_granule) == \
+        (smem, threads, blocks, reserved, granule)
+    # never above the GPU's own: an SM of 100 KB stays at 100 KB under an sm_80 target
+    assert host.capped(SmLimits(smem=102400, threads=1536), "sm_80").smem == 102400
+    assert host.capped(SmLimits(smem=102400, threads=1536), "sm_80").threads == 1536
+
+
+def test_a_99_kb_block_plans_one_buffer_where_hopper_plans_two():
+    # layer_norm f32 rows of 16384 (512 threads, 128 B of row and 8 B of vectors a thread,
+    # 116 registers): two buffers fit an H200 block (131 KB + static) and an A100's 163 KB,
+    # and an sm_86's 99 KB block takes one
+    cfg = RowConfig("block", 512)
+    h200 = plan_loop(cfg, 8192, 132, H200, 116, 128, 128, 8, MAX_SMEM, None, 2)
+    sm86 = plan_loop(cfg, 8192, 132, SmLimits(threads=1536, blocks=16, smem=102400), 116, 128,
+                     128, 8, 99 * 1024, None, 2)
+    assert h200[1] == 2 and sm86[1] == 1
+
+
+def test_the_row_plan_under_a_target_uses_its_block_limit():
+    from nbkernels.rows import host
+    from nbkernels.smem import device_limits
+
+    sms, own = device_limits()  # the simulator's or no GPU's (an H200's 227 KB)
+    with host.target_arch("sm_86"):
+        assert device_limits() == (sms, min(own, 99 * 1024))
+        with host.target_arch("sm_80"):
+            assert device_limits() == (sms, min(own, 163 * 1024))
+        assert device_limits() == (sms, min(own, 99 * 1024))
+    assert device_limits() == (sms, own)

@@ -13,16 +13,12 @@ import functools
 
 from numba import types
 
-from ..arch import Arch
+from ..arch import LIMITS, Arch
 from . import api, config as cfgmod
 
 #: tensor-core kinds of the sm80 variant, and the SASS instruction each must compile to
 SM80_KINDS = ("f16", "bf16", "tf32", "3xtf32", "s8")
 TENSOR_OP = {"f16": "HMMA", "bf16": "HMMA", "tf32": "HMMA", "3xtf32": "HMMA", "s8": "IMMA"}
-#: opt-in shared memory per block by compute capability (CUDA C++ Programming Guide, "Technical
-#: Specifications per Compute Capability"), for the tile heuristic
-MAX_SMEM = {(7, 5): 64 * 1024, (8, 0): 163 * 1024, (8, 6): 99 * 1024, (8, 7): 163 * 1024,
-            (8, 9): 99 * 1024, (9, 0): 227 * 1024, (10, 0): 227 * 1024, (12, 0): 99 * 1024}
 #: (dtype, precision, kind) of every public GEMM input, for doctor's dispatch table
 PUBLIC = (("float16", None, "f16"), ("bfloat16", None, "bf16"), ("float32", None, "3xtf32"),
           ("float32", "tf32", "tf32"), ("float32", "fp32", "f32"), ("int8", None, "s8"),
@@ -37,7 +33,8 @@ def default_tile(kind: str, arch: Arch) -> cfgmod.TileConfig:
     """The tile ``plan`` picks for a large problem (4096^3) on ``arch`` without autotuning."""
     if kind in cfgmod.FIXED_TILES:
         return cfgmod.FIXED_TILES[kind]
-    return cfgmod.heuristic(kind, 4096, 4096, 4096, 1, 132, MAX_SMEM.get(arch.base, 99 * 1024))
+    lim = LIMITS.get(arch.base)  # an arch the table lacks: the smallest recent limit, 99 KB
+    return cfgmod.heuristic(kind, 4096, 4096, 4096, 1, 132, lim.block_smem if lim else 99 * 1024)
 
 
 def _mma(kind: str, sm75: bool, partial: bool, arch: Arch, tile=None):
@@ -195,6 +192,7 @@ class GemmCase:
         from numba import cuda
 
         from .. import launch
+        from ..smem import planned_for
         from . import run as runmod
 
         m, n, k, la, lb, batch, with_c = SHAPES[self.shape]
@@ -208,11 +206,12 @@ class GemmCase:
         poison = np.iinfo(np.int32).min if rdt.kind == "i" else np.nan
         out = _device(np.full(shape, poison, np.float64).astype(rdt), "r")
         forced = self.variant  # simt too: f64 would take dmma on sm_80+
-        p = api.plan(_device(a, la), _device(b, lb), None if c is None else _device(c, "r"),
-                     alpha=alpha, beta=beta, out=out, precision=prec, variant=forced)
-        p.arch = self.target  # compile for the target arch, not the GPU's own
-        with launch.driver_jit():
-            runmod.execute(p, alpha, beta)
+        with planned_for(self.target):  # tiles for the target's shared memory (an A100's)
+            p = api.plan(_device(a, la), _device(b, lb), None if c is None else _device(c, "r"),
+                         alpha=alpha, beta=beta, out=out, precision=prec, variant=forced)
+            p.arch = self.target  # compile for the target arch, not the GPU's own
+            with launch.driver_jit():
+                runmod.execute(p, alpha, beta)
         cuda.synchronize()
         got = out.copy_to_host()
         got = got.view(rdt) if got.dtype != rdt else got  # bf16 comes back as uint16 bits

@@ -20,9 +20,9 @@ import numpy as np
 from numba import cuda, types
 
 from .. import arrays, launch, repeat, runner
-from ..arch import device_arch
+from ..arch import Arch, device_arch, limits as arch_limits
 from ..errors import NbkernelsError
-from ..smem import device_limits
+from ..smem import device_limits, planned_for
 from . import config as cfgmod
 
 
@@ -37,11 +37,13 @@ _TARGET = _Target()
 @contextmanager
 def target_arch(arch):
     """Compile the row kernels launched in this block for ``arch`` (with
-    ``launch.driver_jit()``: PTX for an older arch, JIT-compiled by the driver)."""
+    ``launch.driver_jit()``: PTX for an older arch, JIT-compiled by the driver), and plan
+    their launches within an SM of ``arch`` (:func:`sm_limits`, ``smem.planned_for``)."""
     prev = _TARGET.arch
     _TARGET.arch = arch
     try:
-        yield
+        with planned_for(arch):  # and planned within the target's shared memory
+            yield
     finally:
         _TARGET.arch = prev
 
@@ -530,7 +532,8 @@ def plan(kernel, cfg: cfgmod.RowConfig, items: int, regs: int, static: int, mode
 
 
 def sm_limits() -> cfgmod.SmLimits:
-    """The current device's per-SM limits (read once per device)."""
+    """The current device's per-SM limits (read once per device); under :func:`target_arch`
+    none above the target's (an SM of the target holds no more than that)."""
     dev = cuda.get_current_device()
     lim = _SM_LIMITS.get(dev.id)
     if lim is None:
@@ -541,7 +544,18 @@ def sm_limits() -> cfgmod.SmLimits:
             smem=int(dev.MAX_SHARED_MEMORY_PER_MULTIPROCESSOR),
             reserved_smem=int(dev.RESERVED_SHARED_MEMORY_PER_BLOCK),
             smem_granule=128 if dev.compute_capability[0] >= 8 else 256)
-    return lim
+    target = _TARGET.arch
+    return lim if target is None else capped(lim, target)
+
+
+def capped(lim: cfgmod.SmLimits, target) -> cfgmod.SmLimits:
+    """``lim`` with no field above what an SM of ``target`` has (its system reservation and
+    allocation granule are the target's)."""
+    t = arch_limits(target)
+    return replace(lim, threads=min(lim.threads, t.threads), blocks=min(lim.blocks, t.blocks),
+                   registers=min(lim.registers, t.registers), smem=min(lim.smem, t.sm_smem),
+                   reserved_smem=t.reserved_smem,
+                   smem_granule=128 if Arch.parse(target).major >= 8 else 256)
 
 
 def _function_info(f):
