@@ -36,10 +36,18 @@ def test_ceiling_kernel_matches_reference(kind, iters, exact):
 
 
 def test_reference_sees_a_wrong_lane():
+    import ml_dtypes
+
     frags = ceiling.fragments(np.random.default_rng(), 32, "bf16", exact=True)
+    frags[:, 4:] = 0x3F80_3F80  # B all ones: a changed A value moves its whole row of D
     want = ceiling.reference(frags, 1, "bf16")
-    frags[5, 0] ^= 0x0040  # another A value in lane 5's first register (a mantissa bit)
-    assert not np.array_equal(ceiling.reference(frags, 1, "bf16"), want)
+    # lane 5's first A value plus one (a bit flip of a zero gave a subnormal, invisible in D)
+    old = np.array([frags[5, 0] & 0xFFFF], np.uint16).view(ml_dtypes.bfloat16)
+    new = (old.astype(np.float32) + 1).astype(ml_dtypes.bfloat16).view(np.uint16)[0]
+    frags[5, 0] = (frags[5, 0] & 0xFFFF0000) | int(new)
+    got = ceiling.reference(frags, 1, "bf16")
+    moved = got != want  # one row of D: 8 values, held by 4 lanes x 2 registers
+    assert moved.sum() == 8 and np.all(got[moved] - want[moved] == ceiling.CHAINS)
 
 
 def test_unknown_kind_is_refused():
