@@ -148,6 +148,41 @@ def as_view(obj, name: str) -> ArrayView:
         f"__cuda_array_interface__, got {type(obj).__name__}")
 
 
+def span(shape, strides, itemsize: int) -> tuple:
+    """(lowest, highest + 1) byte offset from element (0, ..., 0) of an array with these
+    element ``strides``: the address range it touches (empty arrays: (0, 0))."""
+    if any(d == 0 for d in shape):
+        return 0, 0
+    lo = sum((d - 1) * s for d, s in zip(shape, strides) if s < 0)
+    hi = sum((d - 1) * s for d, s in zip(shape, strides) if s > 0)
+    return lo * itemsize, (hi + 1) * itemsize
+
+
+def may_overlap(v: ArrayView, w: ArrayView) -> bool:
+    """Whether two arrays may share memory: their address ranges intersect (host arrays: NumPy's
+    ``may_share_memory``). Interleaved arrays count as overlapping; empty ones never do."""
+    if v.size == 0 or w.size == 0:
+        return False
+    if v.host or w.host:
+        return v.host and w.host and bool(np.may_share_memory(v.obj, w.obj))
+    if v.device != w.device:
+        return False
+    (vlo, vhi), (wlo, whi) = span(v.shape, v.strides, v.dtype.itemsize), \
+        span(w.shape, w.strides, w.dtype.itemsize)
+    return v.ptr + vlo < w.ptr + whi and w.ptr + wlo < v.ptr + vhi
+
+
+def same_elements(v: ArrayView, w: ArrayView) -> bool:
+    """Whether ``v`` and ``w`` are the same elements at the same addresses (one array passed
+    twice, or two views of it with equal start, shape and strides)."""
+    if v.shape != w.shape or v.strides != w.strides or v.dtype.itemsize != w.dtype.itemsize:
+        return False
+    if v.host or w.host:
+        return v.host and w.host and \
+            v.obj.__array_interface__["data"][0] == w.obj.__array_interface__["data"][0]
+    return v.ptr == w.ptr and v.device == w.device
+
+
 def _offset_in_owner(x: np.ndarray) -> int:
     owner = x
     while isinstance(owner.base, np.ndarray):

@@ -151,3 +151,52 @@ def test_split_k_is_planned_for_few_tiles_and_long_k(monkeypatch):
     assert plan(*_ops(4096, 64, 4096)).splits == 1  # enough output tiles: no split
     monkeypatch.setenv("NBKERNELS_SPLITS", "3")
     assert plan(*_ops(200, 300, 64)).splits == 3
+
+
+# --- out sharing memory with an input ------------------------------------------------------
+def _dev(shape, ptr, typestr="<f4", strides=None):
+    x = FakeDeviceArray(shape, typestr, ptr)
+    x.__cuda_array_interface__["strides"] = strides
+    return x
+
+
+P, Q = 0x7000_0000_0000, 0x7100_0000_0000  # a's and b's allocations: 64 x 64 float32 each
+
+
+@pytest.mark.parametrize("out_ptr, copied", [
+    (P, {"a"}),  # gemm(a, b, out=a)
+    (Q + 10 * 256, {"b"}),  # out starts inside b
+    (P + 64 * 256 - 4, {"a"}),  # out's first element is a's last
+    (P + 64 * 256, set()),  # out right after a: separate
+    (0x7200_0000_0000, set()),
+])
+def test_an_input_that_shares_memory_with_out_is_copied_first(out_ptr, copied):
+    a, b = _dev((64, 64), P), _dev((64, 64), Q)
+    p = plan(a, b, out=_dev((64, 64), out_ptr), precision="tf32")
+    got = {op for op, why in p.copies if "shares memory with out" in why}
+    assert got == copied
+    assert all(getattr(p, f"{op}_kmajor") for op in copied)  # the copy is K-major
+    if copied:
+        assert "shares memory with out: copied first" in p.describe()
+
+
+def test_an_input_shared_with_out_is_copied_for_every_variant():
+    a, b = _dev((64, 64), P, "<f8"), _dev((64, 64), Q, "<f8")
+    for prec in (None, "fp32"):
+        x, y = (a, b) if prec is None else (_dev((64, 64), P), _dev((64, 64), Q))
+        p = plan(x, y, out=y, precision=prec)
+        assert [op for op, why in p.copies if "shares memory" in why] == ["b"], p.variant
+
+
+def test_c_may_be_out_itself_and_nothing_in_between():
+    a, b = _dev((64, 64), P), _dev((64, 64), Q)
+    c = _dev((64, 64), 0x7200_0000_0000)
+    p = plan(a, b, c, beta=1.0, out=_dev((64, 64), 0x7200_0000_0000), precision="tf32")
+    assert not [op for op, why in p.copies if "shares memory" in why]
+    transposed = _dev((64, 64), 0x7200_0000_0000, strides=(4, 256))
+    with pytest.raises(NbkernelsError, match="c shares memory with out but not element for "
+                                             "element"):
+        plan(a, b, transposed, beta=1.0, out=c, precision="tf32")
+    row = _dev((64,), 0x7200_0000_0000 + 256)  # a bias row inside out, broadcast over it
+    with pytest.raises(NbkernelsError, match="pass a copy of c"):
+        plan(a, b, row, beta=1.0, out=c, precision="tf32")

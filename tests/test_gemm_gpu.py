@@ -176,6 +176,31 @@ def test_repeat_calls_take_new_data_and_new_outputs(dtype):
     assert len({int(r.data.ptr) for r in results}) == 4
 
 
+@pytest.mark.parametrize("dtype,prec,which", [("bfloat16", None, "a"), ("float16", None, "b"),
+                                               ("float32", "tf32", "a"), ("float64", None, "b"),
+                                               ("bfloat16", None, "c")])
+def test_out_sharing_memory_with_an_input(dtype, prec, which):
+    """gemm(a, b, out=a) (or out=b, or c += a @ b with out=c) equals the GEMM of the inputs as
+    they were, on the first call and on repeat calls after a call whose out was separate:
+    blocks that store early would otherwise overwrite parts of a or b that later blocks read
+    (many tiles along the shared dimension)."""
+    rng = np.random.default_rng()
+    m, n, k = {"a": (256, 1024, 1024), "b": (1024, 256, 1024), "c": (512, 384, 256)}[which]
+    dt = DTYPES[dtype]
+    for i in range(3):  # a call with a separate out first: the repeat path must not replay it
+        a = cupy.asarray(make(rng, dtype, (m, k)))
+        b = cupy.asarray(make(rng, dtype, (k, n)))
+        c = cupy.asarray(make(rng, dtype, (m, n))) if which == "c" else None
+        want = reference(cupy.asnumpy(a), cupy.asnumpy(b), None if c is None else
+                         cupy.asnumpy(c), 1.0, 0.0 if c is None else 1.0, prec)
+        shared = i > 0
+        out = {"a": a, "b": b, "c": c}[which] if shared else cupy.full((m, n), np.nan, dt)
+        d = nbkernels.gemm(a, b, c, beta=0.0 if c is None else 1.0, out=out, precision=prec)
+        assert d is out
+        err, where = relerr(cupy.asnumpy(d), want)
+        assert err <= TOLERANCES[(dtype, prec)], f"call {i} (out shared: {shared}): {where}"
+
+
 @pytest.mark.parametrize("op", ["gemm", "rms_norm"])
 def test_repeat_calls_from_threads_each_get_their_own_result(op):
     """Four threads repeat one recorded call (same shapes and dtypes) on their own arrays and

@@ -80,3 +80,49 @@ def results():
 def test_gemm_in_simulator(results, i):
     err, where, tol = results[i]
     assert err <= tol, f"{CASES[i]}: relative error {err:.3g} > {tol}; {where}"
+
+
+ALIAS_SCRIPT = r'''
+import json, sys
+import numpy as np
+sys.path.insert(0, "tests")
+from gemm_cases import make, reference, relerr, TOLERANCES
+import nbkernels
+
+rng = np.random.default_rng()
+out = []
+for dtype, m, n, k, prec, which in json.loads(sys.argv[1]):
+    a, b = make(rng, dtype, (m, k)), make(rng, dtype, (k, n))
+    a0, b0 = a.copy(), b.copy()
+    if which == "a":  # gemm(a, b, out=a): a is read by later blocks after earlier ones store
+        want = reference(a0, b0, precision=prec)
+        got = nbkernels.gemm(a, b, out=a, precision=prec)
+        ok = got is a
+    elif which == "b":
+        want = reference(a0, b0, precision=prec)
+        got = nbkernels.gemm(a, b, out=b, precision=prec)
+        ok = got is b
+    else:  # c += a @ b in place: out is c itself
+        c = make(rng, dtype, (m, n))
+        want = reference(a0, b0, c.copy(), 1.0, 1.0, prec)
+        got = nbkernels.gemm(a, b, c, beta=1.0, out=c, precision=prec)
+        ok = got is c
+    err, where = relerr(got, want)
+    out.append([err, where, TOLERANCES[(dtype, prec)], ok])
+print("RESULT" + json.dumps(out))
+'''
+
+# The copy path of an input that shares memory with out: the copied operand is K-major, the
+# result lands in out and is the out object. (The simulator hands each kernel argument over as
+# its own copy, so the race the copy prevents cannot show here: the plan tests in
+# test_gemm_errors.py and the GPU test in test_gemm_gpu.py cover that.)
+ALIAS_CASES = [("float16", 16, 160, 160, None, "a"), ("float16", 160, 24, 160, None, "b"),
+               ("float32", 9, 70, 70, "fp32", "a"), ("bfloat16", 40, 72, 96, None, "c")]
+
+
+def test_out_sharing_memory_with_an_input_in_simulator():
+    res = simulated_result(["-c", ALIAS_SCRIPT, json.dumps(ALIAS_CASES)], timeout=1200,
+                           what="simulated GEMM with out aliasing an input")
+    for case, (err, where, tol, same) in zip(ALIAS_CASES, res):
+        assert same, f"{case}: the result is not the out array passed"
+        assert err <= tol, f"{case}: relative error {err:.3g} > {tol}; {where}"

@@ -245,3 +245,24 @@ def test_a_bound_launch_goes_through_cupys_wrapper_when_cupy_is_loaded(monkeypat
     assert calls == [(0xABC, 2, 3, 1, 64, 1, 1, 1024, 7, packed.address, 0)]
     with pytest.raises(NbkernelsError, match="cuLaunchKernel failed: CUDA_ERROR_INVALID_VALUE"):
         go(13)
+
+
+def test_gemm_launcher_declines_an_out_that_shares_memory_with_an_input():
+    """A recorded call (out separate) is not replayed when a later call with the same key has
+    out overlapping a or b, or c other than element for element: the full path copies."""
+    from nbkernels.matmul import fast
+
+    lz = fast.Launcher()
+    lz.spans = ((0, 4096), (0, 4096), (0, 4096), (0, 4096))  # 32 x 32 float32, row-major
+    lz.has_c, lz.c_like_out = True, True
+    A, B, C, D = 0x10000, 0x20000, 0x30000, 0x40000
+    assert not lz.aliased((A, B, C, D))
+    assert lz.aliased((A, B, C, A))  # out=a
+    assert lz.aliased((A, B, C, B + 4092))  # out's first element is b's last
+    assert not lz.aliased((A, B, C, B + 4096))  # right after b
+    assert not lz.aliased((A, B, D, D))  # c is out itself: element for element
+    assert lz.aliased((A, B, D + 128, D))  # c shifted into out
+    lz.c_like_out = False  # c of another layout (a broadcast row) may not meet out at all
+    assert lz.aliased((A, B, D, D))
+    lz.has_c = False  # no c: its pointer slot holds nothing that counts
+    assert not lz.aliased((A, B, D, D + 8192))

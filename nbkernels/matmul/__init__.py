@@ -33,7 +33,7 @@ def gemm(a=None, b=None, c=None, *, alpha=1, beta=0, out=None, precision=None, s
     key, ptrs = fast.key_of(a, b, c, out, alpha, beta, precision, variant, tile)
     if key is not None:
         launcher = fast._FAST.get(key)
-        if launcher is not None:
+        if launcher is not None and (out is None or not launcher.aliased(ptrs)):
             return launcher(ptrs, a, c, out, alpha, beta, stream)
     p = plan(a, b, c, alpha=alpha, beta=beta, out=out, precision=precision, variant=variant,
              tile=tile)

@@ -221,6 +221,16 @@ def plan(a, b, c=None, *, alpha=1, beta=0, out=None, precision=None, variant=Non
             raise NbkernelsError(
                 f"gemm: c of shape {tuple(vc.shape)} does not broadcast to the result shape "
                 f"{out_shape}") from None
+    # out sharing memory with an input (gemm(a, b, out=a)): that input is copied first, or the
+    # tiles stored early would overwrite elements other blocks have still to read. c may be
+    # out itself (each element is read, then written, by one thread), nothing in between.
+    shared = []
+    if vo is not None and not (host and not config.ENABLE_CUDASIM):  # (host data is copied)
+        shared = [op for op, v in (("a", va), ("b", vb)) if arrays.may_overlap(vo, v)]
+        if vc is not None and arrays.may_overlap(vo, vc) and not arrays.same_elements(vo, vc):
+            raise NbkernelsError(
+                "gemm: c shares memory with out but not element for element (out may be c "
+                "itself); pass a copy of c")
     for name, v in (("alpha", alpha), ("beta", beta)):
         if not isinstance(v, (int, float, np.integer, np.floating)) or isinstance(v, bool):
             raise NbkernelsError(f"gemm: {name} must be a real number, got {v!r}")
@@ -231,6 +241,8 @@ def plan(a, b, c=None, *, alpha=1, beta=0, out=None, precision=None, variant=Non
     var, why = _select_variant(kind, arch, variant)
     p = Plan(kind, var, arch, batch, m, n, ka, rdt, va, vb, vc, vo, host=host, reasons=[why])
     p.out_user = out
+    p.copies += [(op, f"{op} shares memory with out: copied first, so that the result cannot "
+                  "overwrite what is still to be read") for op in shared]
     if var == "simt":
         return p
     # Layouts: K-major (row-major a, column-major b) or M/N-major (16-bit kinds, ldmatrix.trans).
@@ -240,12 +252,12 @@ def plan(a, b, c=None, *, alpha=1, beta=0, out=None, precision=None, variant=Non
     a_k, a_m = sak == 1 or ka == 1 or empty_a, sam == 1 or m == 1
     b_k, b_n = sbk == 1 or ka == 1 or empty_b, sbn == 1 or n == 1
     mn_ok = esz in (2, 8)  # M/N-major tiles: ldmatrix.trans (16-bit), 8-byte loads (f64)
-    p.a_kmajor = a_k or not (a_m and mn_ok)
-    p.b_kmajor = b_k or not (b_n and mn_ok)
-    if not (a_k or (a_m and mn_ok)):
+    p.a_kmajor = a_k or not (a_m and mn_ok) or "a" in shared  # (a copy is K-major)
+    p.b_kmajor = b_k or not (b_n and mn_ok) or "b" in shared
+    if not (a_k or (a_m and mn_ok)) and "a" not in shared:
         p.copies.append(("a", f"strides {va.strides} are neither row- nor column-major"
                          if not a_m else f"{kind} takes K-major (row-major) a only"))
-    if not (b_k or (b_n and mn_ok)):
+    if not (b_k or (b_n and mn_ok)) and "b" not in shared:
         p.copies.append(("b", f"strides {vb.strides} are neither row- nor column-major"
                          if not b_n else f"{kind} takes K-major (column-major) b only"))
     lda = leading_dim(va, "a", p.a_kmajor)

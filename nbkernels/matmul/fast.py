@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import threading
 
-from .. import launch, repeat
+from .. import arrays, launch, repeat
 from . import run
 
 _FAST: dict = {}
@@ -63,7 +63,20 @@ class Launcher:
     repeats the call, so writing them and launching (the driver copies them at the launch)
     hold a lock: another thread's pointers cannot slip in between."""
 
-    __slots__ = ("steps", "cast", "out_shape", "out_dtype", "has_c", "workspace", "maps", "lock")
+    __slots__ = ("steps", "cast", "out_shape", "out_dtype", "has_c", "workspace", "maps", "lock",
+                 "spans", "c_like_out")
+
+    def aliased(self, ptrs) -> bool:
+        """Whether a call with ``out=`` at these pointers has out sharing memory with a or b,
+        or with c other than element for element: the full path then copies (or refuses)
+        what the recorded launches cannot. ``spans``: the byte ranges of a, b, c and out from
+        their first elements (the key fixes their shapes and strides)."""
+        pa, pb, pc, pd = ptrs
+        (alo, ahi), (blo, bhi), (clo, chi), (dlo, dhi) = self.spans
+        d0, d1 = pd + dlo, pd + dhi
+        return (pa + alo < d1 and d0 < pa + ahi or pb + blo < d1 and d0 < pb + bhi or
+                self.has_c and pc + clo < d1 and d0 < pc + chi
+                and not (self.c_like_out and pc == pd))
 
     def __call__(self, ptrs, a, c, out, alpha, beta, stream):
         pa, pb, pc, pd = ptrs
@@ -123,4 +136,8 @@ def remember(key, p, c, out_given):
     lz.has_c = c is not None
     lz.workspace = getattr(run._LAST, "workspace", None) if p.splits > 1 else None
     lz.maps = getattr(run._LAST, "maps", None) if p.variant == "sm90a" else None
+    lz.spans = tuple((0, 0) if v is None else arrays.span(v.shape, v.strides, v.dtype.itemsize)
+                     for v in (p.a, p.b, p.c, p.out)) if out_given else None
+    lz.c_like_out = bool(out_given and c is not None and p.c.shape == p.out.shape
+                         and p.c.strides == p.out.strides)
     _FAST[key] = lz
