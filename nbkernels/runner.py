@@ -21,10 +21,9 @@ def simulated() -> bool:
 
 
 def extent(view) -> int:
-    """Elements from the first to one past the last element (non-negative strides)."""
-    if view.size == 0:
-        return 1
-    return 1 + sum((d - 1) * s for d, s in zip(view.shape, view.strides))
+    """Elements from the first to one past the last element (non-negative strides; 1 for an
+    empty array)."""
+    return arrays.span(view.shape, view.strides, 1)[1] or 1
 
 
 def flat(view, dtype):
