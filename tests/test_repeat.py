@@ -116,7 +116,7 @@ def test_replay_writes_each_calls_pointers_scalars_and_outputs():
     with mock.patch.object(repeat, "alloc_ptr", lambda like, shape, dtype: (made, 0x7000)), \
             mock.patch.object(repeat, "stream_handle", lambda like, stream: 77), \
             mock.patch.object(launch, "bind", fake_bind):
-        rep = host.Replay(Call(), ("out",), None)
+        rep = host.Replay(Call(), ("out",), None, named, {"x": 0x1000, "weight": 0x2000})
         got = rep(named, {"x": 0x1000, "weight": 0x2000}, {"eps": 0.25}, None)
     assert got is made
     (fn, grid, block, smem, stream, slots), = launched
@@ -266,3 +266,85 @@ def test_gemm_launcher_declines_an_out_that_shares_memory_with_an_input():
     assert lz.aliased((A, B, D, D))
     lz.has_c = False  # no c: its pointer slot holds nothing that counts
     assert not lz.aliased((A, B, D, D + 8192))
+
+
+def _rows(ptr, rows, n, stride, itemsize=4):
+    v = repeat_view(ptr, rows, n, stride, itemsize)
+    return host.Rows(v, rows, n, stride, None)
+
+
+def repeat_view(ptr, rows, n, stride, itemsize):
+    from nbkernels import arrays
+
+    dt = {2: np.float16, 4: np.float32}[itemsize]
+    return arrays.ArrayView(ptr, (rows, n), (stride, 1), np.dtype(dt), "cupy", 0, None)
+
+
+@pytest.mark.parametrize("a, b, meet", [
+    ((0x1000, 8, 64, 64), (0x1000, 8, 64, 64), True),  # the same rows
+    ((0x1000, 8, 64, 64), (0x1000 + 256, 8, 64, 64), True),  # x[1:] for x[:-1]
+    ((0x1000, 8, 64, 64), (0x1000 + 2048, 8, 64, 64), False),  # right after
+    ((0x1000, 8, 64, 64), (0x1000 + 2044, 8, 64, 64), True),  # one element into the last row
+    ((0x1000, 8, 32, 64), (0x1000 + 128, 8, 32, 64), False),  # gate / up halves interleaved
+    ((0x1000, 8, 32, 64), (0x1000 + 124, 8, 32, 64), True),  # ... shifted by one element
+    ((0x1000, 8, 32, 64), (0x1000 + 128 - 256, 8, 32, 64), False),  # the half before
+    ((0x1000, 8, 64, 64), (0x1000 + 16 * 256, 1, 64, 64), False),  # a vector past the rows
+    ((0x1000, 8, 64, 64), (0x1000 + 7 * 256, 1, 64, 64), True),  # ... on the last row
+    ((0x1000, 1, 64, 64), (0x1000 - 256, 4, 64, 64), True),  # one row inside another array
+    ((0x1000, 4, 16, 64), (0x1000 + 64, 4, 16, 32), True),  # other strides: address ranges
+    ((0x1000, 0, 64, 64), (0x1000, 8, 64, 64), False),  # no rows
+])
+def test_rows_meet_is_exact_for_views_of_one_array(a, b, meet):
+    ra, rb = _rows(*a), _rows(*b)
+    assert host.rows_meet(ra, rb) is meet and host.rows_meet(rb, ra) is meet
+    assert host.same_rows(ra, rb) is (a == b and a[1] > 0)
+
+
+def test_rows_meet_agrees_with_numpy_on_many_views():
+    """Every pair of row views of one buffer: exact overlap is NumPy's ``shares_memory``."""
+    rng = np.random.default_rng()
+    buf = np.zeros(4096, np.float32)
+    base = buf.__array_interface__["data"][0]
+    for _ in range(400):
+        s = int(rng.integers(1, 40))
+        views = []
+        for _ in range(2):
+            n = int(rng.integers(1, s + 1))
+            rows = int(rng.integers(1, 8))
+            off = int(rng.integers(0, 4096 - (rows - 1) * s - n + 1))
+            a = np.lib.stride_tricks.as_strided(buf[off:], (rows, n), (s * 4, 4))
+            views.append((a, _rows(base + off * 4, rows, n, s)))
+        (a, ra), (b, rb) = views
+        assert host.rows_meet(ra, rb) == np.shares_memory(a, b), (ra, rb)
+
+
+def test_row_replay_declines_an_out_meeting_an_input_unlike_the_recorded_call():
+    """Recorded with a separate out, a repeat call whose out is x shifted by a row (same key:
+    same shapes and strides) goes to the full path; at the recorded layout it replays."""
+    packed = launch.PackedArgs([0, 0, 0], [launch.VOIDP] * 3)
+
+    class Call:
+        launches = [(("f", "fn"), (2, 1, 1), (64, 1, 1), 0, packed,
+                     [(0, "x"), (1, "weight"), (2, "out")])]
+        allocs = []
+
+    launched = []
+    x, w = FakeCupy((8, 64), ptr=0x10000), FakeCupy((64,), ptr=0x20000)
+    out = FakeCupy((8, 64), ptr=0x30000)
+    with mock.patch.object(repeat, "stream_handle", lambda like, stream: 0), \
+            mock.patch.object(launch, "bind", lambda *a: lambda s: launched.append(s)):
+        named = {"x": x, "weight": w, "out": out}
+        rep = host.Replay(Call(), ("out",), None, named, host.fast_key("t", named, ())[1])
+        assert rep(named, {"x": 0x10000, "weight": 0x20000, "out": 0x30000}, {}, None) is out
+        for o in (0x10000 + 256, 0x10000 - 256, 0x20000 - 1024, 0x20000 - 2044):
+            assert rep(named, {"x": 0x10000, "weight": 0x20000, "out": o}, {},
+                       None) is host.DECLINED, hex(o)
+        assert rep(named, {"x": 0x10000, "weight": 0x20000, "out": 0x20000 + 256}, {},
+                   None) is out  # right after the weight
+        assert len(launched) == 2
+        # recorded in place (out is x): replays in place, declines a shifted out
+        named = {"x": x, "weight": w, "out": x}
+        rep = host.Replay(Call(), ("out",), None, named, host.fast_key("t", named, ())[1])
+        assert rep(named, {"x": 0x50000, "weight": 0x20000, "out": 0x50000}, {}, None) is x
+        assert rep(named, {"x": 0x50000, "weight": 0x20000, "out": 0x50100}, {},
+                   None) is host.DECLINED

@@ -30,6 +30,8 @@ CASES = [
     ("not an array", "nbk.rms_norm([1.0, 2.0], w)", "NbkernelsError", ["x", "list"]),
     ("residual_out alone", "nbk.rms_norm(x, w, residual_out=out, out=out)", "NbkernelsError",
      ["residual_out", "residual"]),
+    ("outputs share memory", "nbk.rms_norm(x, w, residual=x + 1, out=out, residual_out=out)",
+     "NbkernelsError", ["residual_out", "shares memory with out"]),
     ("config", "nbk.softmax(x, out=out, config=nbk.RowConfig('warp', 64))", "NbkernelsError",
      ["warp", "32"]),
     ("config too small", "nbk.softmax(np.ones((2, 5000), np.float32), "

@@ -128,6 +128,38 @@ def test_in_place_and_stream():
     assert mismatch("residual in place", r.get(), want_h.astype(np.float64), "float16") is None
 
 
+@pytest.mark.parametrize("op", ["rms_norm", "layer_norm", "softmax", "swiglu"])
+def test_out_overlapping_x_shifted_by_a_row(op):
+    """out=buf[1:] for x=buf[:-1]: run in place, blocks would read rows another block already
+    wrote (many rows, blocks looping over them). Twice: the full path, then a repeat call with
+    the key of an out-of-place call recorded first (the replay must decline it)."""
+    cupy = pytest.importorskip("cupy")
+    import nbkernels
+    from nbkernels.rows import layer_norm_ref, rms_norm_ref, softmax_ref, swiglu_ref
+
+    rng = np.random.default_rng()
+    n = 1024
+    w = cupy.asarray(rng.standard_normal(n).astype(np.float16))
+    u = cupy.asarray(rng.standard_normal((8191, n)).astype(np.float16))
+    call = {"rms_norm": lambda x, out: nbkernels.rms_norm(x, w, out=out),
+            "layer_norm": lambda x, out: nbkernels.layer_norm(x, w, w, out=out),
+            "softmax": lambda x, out: nbkernels.softmax(x, out=out),
+            "swiglu": lambda x, out: nbkernels.swiglu(x, u, out=out)}[op]
+    ref = {"rms_norm": lambda x: rms_norm_ref(x, w.get()),
+           "layer_norm": lambda x: layer_norm_ref(x, w.get(), w.get()),
+           "softmax": softmax_ref, "swiglu": lambda x: swiglu_ref(x, u.get())}[op]
+    for attempt in range(2):
+        buf = cupy.asarray(rng.standard_normal((8192, n)).astype(np.float16))
+        xh = buf[:-1].get()
+        if attempt:  # record an out-of-place call of the same key first
+            call(cupy.asarray(xh), cupy.empty_like(buf[1:]))
+        y = call(buf[:-1], buf[1:])
+        assert y.data.ptr == buf[1:].data.ptr
+        m = mismatch(f"{op} out=x shifted by a row ({'repeat' if attempt else 'first'} call)",
+                     buf[1:].get(), ref(xh), "float16")
+        assert m is None, m
+
+
 def test_softmax_other_axis_torch():
     _fw("torch")
     import torch

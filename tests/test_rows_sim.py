@@ -183,6 +183,78 @@ print("RESULT " + json.dumps(fails))
 '''
 
 
+SHIFTED = r'''
+import json, sys
+import numpy as np
+sys.path.insert(0, "tests")
+import nbkernels as nbk
+from nbkernels.rows import (RowConfig, layer_norm_ref, rms_norm_ref, softmax_ref,
+                            swiglu_ref)
+from nbkernels.rows import host
+from row_cases import mismatch
+rng = np.random.default_rng()
+fails, temps = [], []
+finish = host.Call.finish
+def spy(self, *outs):  # whether the results were computed aside and copied into out
+    temps.append(any(r.temp for r in outs))
+    return finish(self, *outs)
+host.Call.finish = spy
+N = 40
+for cfg in (RowConfig("block", 32, blocks=2, buffers=2),):  # blocks loop: row i+1 in flight
+    for op in ("rms_norm", "layer_norm", "softmax", "swiglu"):
+        for shift in (1, -1):  # out = buf[1:] for x = buf[:-1], and the other way round
+            buf = rng.standard_normal((6, N)).astype(np.float32)
+            w = rng.standard_normal(N).astype(np.float32)
+            x, out = (buf[:-1], buf[1:]) if shift == 1 else (buf[1:], buf[:-1])
+            keep = buf[0 if shift == 1 else -1].copy()
+            xs = x.copy()
+            if op == "rms_norm":
+                want, got = rms_norm_ref(xs, w), nbk.rms_norm(x, w, out=out, config=cfg)
+            elif op == "layer_norm":
+                want = layer_norm_ref(xs, w, w)
+                got = nbk.layer_norm(x, w, w, out=out, config=cfg)
+            elif op == "softmax":
+                want, got = softmax_ref(xs), nbk.softmax(x, out=out, config=cfg)
+            else:
+                u = rng.standard_normal(x.shape).astype(np.float32)
+                want, got = swiglu_ref(xs, u), nbk.swiglu(x, u, out=out, config=cfg)
+            label = f"{cfg} {op} shift {shift}"
+            if got is not out or temps[-1] is not True:
+                fails.append(f"{label}: the result is not out, or was not computed aside")
+            fails += [m for m in (mismatch(label, out, want, "float32"),) if m]
+            if not np.array_equal(buf[0 if shift == 1 else -1], keep):
+                fails.append(f"{label}: the row outside out changed")
+    # a weight inside out's rows, and swiglu's packed halves with out on the gate half
+    buf = rng.standard_normal((6, N)).astype(np.float32)
+    x = rng.standard_normal((5, N)).astype(np.float32)
+    w = buf[3].copy()
+    want = rms_norm_ref(x, w)
+    nbk.rms_norm(x, buf[3], out=buf[1:], config=cfg)
+    fails += [m for m in (mismatch(f"{cfg} weight inside out", buf[1:], want, "float32"),)
+              if m]
+    if not temps[-1]:
+        fails.append("weight inside out: not computed aside")
+    gu = rng.standard_normal((5, 2 * N)).astype(np.float32)
+    want = swiglu_ref(gu[:, :N], gu[:, N:])
+    nbk.swiglu(gu, out=gu[:, :N], config=cfg)  # element for element: in place, no copy
+    fails += [m for m in (mismatch(f"{cfg} packed, out on the gate half", gu[:, :N], want,
+                                   "float32"),) if m]
+    if temps[-1]:
+        fails.append("packed swiglu, out on the gate half: computed aside, expected in place")
+print("RESULT " + json.dumps(fails))
+'''
+
+
+def test_out_overlapping_an_input_shifted_by_rows():
+    """out=x[1:] for x[:-1] (and back), a weight inside out, out on the gate half of a packed
+    swiglu: each result as if computed out of place."""
+    proc = run_simulated(["-c", SHIFTED])
+    line = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
+    assert line, proc.stdout[-3000:] + proc.stderr[-3000:]
+    fails = json.loads(line[0][7:])
+    assert not fails, "\n".join(fails[:20])
+
+
 def test_in_place_with_blocks_looping_over_rows():
     """out=x and residual_out=residual while a block's next row is already in flight."""
     proc = run_simulated(["-c", IN_PLACE])

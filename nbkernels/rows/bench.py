@@ -279,7 +279,7 @@ def host_overhead(calls=20000):
             mock.patch.object(repeat, "alloc_ptr", lambda *a: (out, 1 << 28)), \
             mock.patch.object(launch, "bind", lambda *a: lambda stream: None), \
             mock.patch.object(repeat, "stream_handle", lambda *a: 0):
-        rep = host.Replay(Call(), ("out",), None)
+        rep = host.Replay(Call(), ("out",), None, named, {"x": 1, "weight": 2})
         for name, fn in [
             ("fast_key", lambda: host.fast_key("rms_norm", named, (float, None))),
             ("replay", lambda: rep(named, {"x": 1, "weight": 2}, {"eps": 1e-6}, None)),

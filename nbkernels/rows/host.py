@@ -89,6 +89,40 @@ def _aligned(v: arrays.ArrayView, rows: int, stride: int) -> bool:
     return ptr % 16 == 0 and (rows <= 1 or (stride * v.dtype.itemsize) % 16 == 0)
 
 
+def _address(v: arrays.ArrayView) -> int:
+    return v.obj.__array_interface__["data"][0] if v.host else v.ptr
+
+
+def rows_meet(a: Rows, b: Rows) -> bool:
+    """Whether any element of ``a``'s rows shares a byte with one of ``b``'s: exact for rows of
+    one byte stride (two views of one array), else whether the address ranges intersect
+    (``rows`` -1 marks an array whose rows have no single stride)."""
+    va, vb = a.view, b.view
+    if not (a.rows and b.rows and a.n and b.n) or va.host != vb.host or va.device != vb.device:
+        return False
+    if a.rows < 0 or b.rows < 0:
+        return arrays.may_overlap(va, vb)
+    la, lb = a.n * va.dtype.itemsize, b.n * vb.dtype.itemsize
+    sa = a.stride * va.dtype.itemsize if a.rows > 1 else None
+    sb = b.stride * vb.dtype.itemsize if b.rows > 1 else None
+    if sa is not None and sb is not None and sa != sb:
+        return arrays.may_overlap(va, vb)
+    d = _address(vb) - _address(va)  # b's row j starts d + (j - i) * s after a's row i
+    s = sa if sa is not None else sb
+    if s is None or s == 0:
+        return -lb < d < la
+    lo = max(-(a.rows - 1), (-lb - d) // s + 1)  # rows i, j meet iff -lb < d + k * s < la
+    hi = min(b.rows - 1, -((d - la) // s) - 1)  # for some k = j - i
+    return lo <= hi
+
+
+def same_rows(a: Rows, b: Rows) -> bool:
+    """Whether ``a`` and ``b`` are the same elements at the same addresses (an in-place call)."""
+    return (a.rows == b.rows and a.n == b.n and a.view.dtype.itemsize == b.view.dtype.itemsize
+            and a.view.host == b.view.host and a.view.device == b.view.device
+            and _address(a.view) == _address(b.view) and (a.rows <= 1 or a.stride == b.stride))
+
+
 def _padded(v: arrays.ArrayView, copy: bool = True):
     """A view of ``v``'s values (``copy``) in rows padded to whole 16-byte words, in a fresh
     (aligned) allocation of the same framework: the slower safe path for misaligned, strided
@@ -132,6 +166,8 @@ class Call:
         self.replayable = True
         self.launches = []  # (fn, grid, block, smem, packed, [(field, tag)])
         self.allocs = []  # (tag, shape, dtype) of outputs and workspaces made by this call
+        self.inputs = []  # (name, Rows) of the array arguments read
+        self.outputs = []  # (name, Rows) of the caller's outputs as given
 
     # --- arguments ------------------------------------------------------------------------
     def _view(self, obj, name):
@@ -150,6 +186,11 @@ class Call:
 
     def rows(self, obj, name, like: Rows | None = None, n: int | None = None) -> Rows:
         """A row-major operand: ``like``'s shape and dtype when given."""
+        r = self._rows(obj, name, like, n)
+        self.inputs.append((name, r))
+        return r
+
+    def _rows(self, obj, name, like: Rows | None = None, n: int | None = None) -> Rows:
         v = self._view(obj, name)
         if v.dtype not in KIND_OF:
             raise TypeError(f"{self.who}: {name} dtype must be float16, bfloat16 or float32, "
@@ -185,7 +226,9 @@ class Call:
         if (v.shape[0] > 1 and v.strides[0] != 1) or not _aligned(v, 1, like.n):
             self.replayable = False
             v = arrays.as_view(_padded(v), name)
-        return Rows(v, 1, like.n, like.n, obj)
+        r = Rows(v, 1, like.n, like.n, obj)
+        self.inputs.append((name, r))
+        return r
 
     def output(self, obj, name, like: Rows, n: int | None = None) -> Rows:
         """Where a result goes: ``obj`` (checked) or a new array like x's framework."""
@@ -205,14 +248,33 @@ class Call:
             if v.framework in ("numba", "cai"):
                 return Rows(pv, like.rows, shape[-1], _row_stride(pv), padded)
             return Rows(pv, like.rows, shape[-1], _row_stride(pv), made, True)
-        out = self.rows(obj, name, like, n)
+        out = self._rows(obj, name, like, n)
+        mine = self._user_rows(obj)
+        for other, r in self.outputs:
+            if rows_meet(mine, r):
+                raise NbkernelsError(f"{self.who}: {name} shares memory with {other}, expected "
+                                     f"separate arrays (both are written)")
+        self.outputs.append((name, mine))
         if out.view.obj is not obj:  # misaligned or odd strides: a padded temporary
             out.temp = True
-        elif out.rows > 1 and out.stride < out.n:  # rows overlap: writes would race
+        elif (out.rows > 1 and out.stride < out.n) or any(  # rows overlap: writes would race
+                rows_meet(out, r) and not same_rows(out, r) for _, r in self.inputs):
+            # an out meeting an input other than element for element (x[1:] for x[:-1]) would
+            # let blocks read rows that others already wrote: computed aside, then copied
             self.replayable = False
             pv = arrays.as_view(_padded(out.view, copy=False), name)
             out = Rows(pv, like.rows, shape[-1], _row_stride(pv), obj, True)
         return out
+
+    def _user_rows(self, obj) -> Rows:
+        """The caller's array (checked already) as rows, before any copy, for the overlap
+        checks; ``rows`` -1 where its rows have no single stride."""
+        v = arrays.as_view(obj, self.who)
+        stride = _row_stride(v)
+        if stride is None:
+            return Rows(v, -1, int(v.shape[-1]), 0, obj)
+        return Rows(v, int(np.prod(v.shape[:-1], dtype=np.int64)), int(v.shape[-1]), stride,
+                    obj)
 
     def workspace(self, count: int):
         """A float32 buffer from the caller's framework (stream-ordered pools) and its
@@ -451,7 +513,7 @@ class Replay:
     this is the whole Python work of a repeat call after :func:`fast_key`: allocate the
     outputs, write the changed fields into the packed arguments, launch."""
 
-    def __init__(self, call: Call, result_names, wrap):
+    def __init__(self, call: Call, result_names, wrap, named, ptrs):
         # (the launch bound but for its stream, [(ctypes slot, name, byte offset)])
         self.launches = [(launch.bind(fn, grid, block, smem, packed),
                           tuple((packed.slots[i], t, 0) if isinstance(t, str) else
@@ -461,8 +523,13 @@ class Replay:
         self.result_names = result_names
         self.wrap = wrap
         self.lock = threading.Lock()  # the argument blocks are shared by every thread
+        self.guards = _guards(named, ptrs, result_names)
 
     def __call__(self, named, ptrs, scalars, stream):
+        for o, i, olo, ohi, ilo, ihi, off in self.guards:
+            po, pi = ptrs[o], ptrs[i]
+            if po + olo < pi + ihi and pi + ilo < po + ohi and pi - po != off:
+                return DECLINED  # an out meets an array unlike the recorded call's
         src = ptrs  # fast_key's fresh dict: ours to extend
         src.update(scalars)
         made = None
@@ -484,13 +551,42 @@ class Replay:
         return self.wrap(res) if self.wrap else tuple(res)
 
 
-def remember(key, call: Call, result_names, wrap=None):
+DECLINED = object()  # what a replay returns for a call it must leave to the full path
+
+
+def _guards(named: dict, ptrs: dict, result_names):
+    """For each caller's output and each other array of a recorded call: ``(out, other, out's
+    byte span, other's byte span, other's offset from out)``, the offset None where the two did
+    not meet. The key fixes shapes and strides, so a repeat call whose out meets another array
+    at the recorded offset is laid out as the recorded call (which the full path judged safe);
+    meeting at another offset (``out=x[1:]`` for ``x[:-1]``) it must take the full path."""
+    names = [n for n in named if named[n] is not None]
+    outs = [n for n in result_names if named.get(n) is not None]
+    if not outs:
+        return ()
+    spans = {}
+    for n in names:  # CuPy arrays or torch tensors (fast_key gave the key): strides from desc
+        kind, dtype, shape, strides = repeat.desc(named[n])[0][:4]
+        spans[n] = arrays.span(shape, strides, 1 if kind == repeat.CUPY else dtype.itemsize)
+    guards = []
+    for o in outs:
+        for i in names:
+            if i == o or (i in outs and outs.index(i) < outs.index(o)):
+                continue
+            (olo, ohi), (ilo, ihi) = spans[o], spans[i]
+            po, pi = ptrs[o], ptrs[i]
+            met = po + olo < pi + ihi and pi + ilo < po + ohi
+            guards.append((o, i, olo, ohi, ilo, ihi, pi - po if met else None))
+    return tuple(guards)
+
+
+def remember(key, call: Call, result_names, named: dict, ptrs: dict, wrap=None):
     if key is None or call.sim or not call.replayable or not call.launches:
         return
     with _FAST_LOCK:
         if len(_FAST) > 512:
             _FAST.clear()
-        _FAST[key] = Replay(call, result_names, wrap)
+        _FAST[key] = Replay(call, result_names, wrap, named, ptrs)
 
 
 def run_phases(call: Call, kernel, sig, cfg: cfgmod.RowConfig, rows: int, nstat: int, args,

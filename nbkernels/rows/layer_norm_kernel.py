@@ -242,7 +242,9 @@ def layer_norm(x, weight=None, bias=None, eps=1e-5, *, out=None, stream=None, co
     if key is not None:
         rep = host._FAST.get(key)
         if rep is not None:
-            return rep(named, ptrs, {"eps": float(eps)}, stream)
+            res = rep(named, ptrs, {"eps": float(eps)}, stream)
+            if res is not host.DECLINED:
+                return res
     if host.needs_device_copy(x, weight, bias, out):
         return host.via_device(
             lambda x, weight, bias: layer_norm(x, weight, bias, eps, config=config),
@@ -268,5 +270,5 @@ def layer_norm(x, weight=None, bias=None, eps=1e-5, *, out=None, stream=None, co
             "eps", None, None, None, None)
     host.run_phases(call, kern, SIG, cfg, X.rows, NSTAT, args, tags,
                     ("layer_norm", X.kind, wk, bk, hw, W is not None, B is not None))
-    host.remember(key, call, ("out",))
+    host.remember(key, call, ("out",), named, ptrs)
     return call.finish(Y)

@@ -207,7 +207,9 @@ def rms_norm(x, weight, eps=1e-6, *, residual=None, out=None, residual_out=None,
     if key is not None:
         rep = host._FAST.get(key)
         if rep is not None:
-            return rep(named, ptrs, {"eps": float(eps)}, stream)
+            res = rep(named, ptrs, {"eps": float(eps)}, stream)
+            if res is not host.DECLINED:
+                return res
     if host.needs_device_copy(x, weight, residual, out, residual_out):
         outs = {"out": out, "residual_out": residual_out} if residual is not None else {"out": out}
         res = host.via_device(
@@ -239,8 +241,8 @@ def rms_norm(x, weight, eps=1e-6, *, residual=None, out=None, residual_out=None,
             *[None] * 6, "eps", None, None, None, None)  # run_phases tags the workspace
     host.run_phases(call, kern, SIG, cfg, X.rows, NSTAT, args, tags,
                     ("rms_norm", X.kind, W.kind, hw, R is not None))
-    host.remember(key, call, ("out", "residual_out") if R is not None else ("out",),
-                  NormWithResidual._make if R is not None else None)
+    host.remember(key, call, ("out", "residual_out") if R is not None else ("out",), named,
+                  ptrs, NormWithResidual._make if R is not None else None)
     if R is not None:
         return NormWithResidual(*call.finish(Y, H))
     return call.finish(Y)

@@ -130,7 +130,9 @@ def swiglu(gate, up=None, *, out=None, stream=None, config=None):
     if key is not None:
         rep = host._FAST.get(key)
         if rep is not None:
-            return rep(named, ptrs, {}, stream)
+            res = rep(named, ptrs, {}, stream)
+            if res is not host.DECLINED:
+                return res
     if host.needs_device_copy(gate, up, out):
         if up is None:  # split the host array here: device copies of the halves follow
             gate, up, _ = _halves(gate)
@@ -158,5 +160,5 @@ def swiglu(gate, up=None, *, out=None, stream=None, config=None):
                           np.int64(Ur.stride), np.int64(Y.stride), np.int64(cfg.threads),
                           np.int64(cfg.chunks), np.int64(nbuf)],
             ("gate", up_tag, "out") + (None,) * 8, ("swiglu", Gr.kind, hw))
-    host.remember(key, call, ("out",))
+    host.remember(key, call, ("out",), named, ptrs)
     return call.finish(Y)
