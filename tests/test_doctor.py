@@ -192,7 +192,9 @@ def test_doctor_on_this_gpu_reports_it_and_its_variant():
     major, minor = GPU_CC
     assert [major, minor] in [g["cc"] for g in data["facts"]["gpus"]]
     variants = {(r[0], r[1]): r[2] for r in data["dispatch"]}
-    assert variants[("gemm", "float16")] == ("sm75" if major == 7 else "sm80")
+    # Turing: mma.m16n8k8; Hopper sm_90: wgmma (issue #4); Ampere, Ada, Blackwell: sm80-class
+    want = {7: "sm75", 9: "sm90a" if minor == 0 else "sm80"}.get(major, "sm80")
+    assert variants[("gemm", "float16")] == want
     assert variants[("rms_norm", "bfloat16")] == "rows/rms_norm"
     assert data["ok"], data["diagnoses"]  # the device machine's stack is expected to be sound
 

@@ -182,10 +182,11 @@ def test_repeat_calls_take_new_data_and_new_outputs(dtype):
 def test_out_sharing_memory_with_an_input(dtype, prec, which):
     """gemm(a, b, out=a) (or out=b, or c += a @ b with out=c) equals the GEMM of the inputs as
     they were, on the first call and on repeat calls after a call whose out was separate:
-    blocks that store early would otherwise overwrite parts of a or b that later blocks read
-    (many tiles along the shared dimension)."""
+    blocks that store early would otherwise overwrite parts of a or b that later blocks read.
+    The shapes give several waves of tiles (hundreds of tiles): with one wave (16 tiles) the
+    race did not show on an H100 even without the fix (session 14, run C)."""
     rng = np.random.default_rng()
-    m, n, k = {"a": (256, 1024, 1024), "b": (1024, 256, 1024), "c": (512, 384, 256)}[which]
+    m, n, k = {"a": (4096, 2048, 2048), "b": (2048, 4096, 2048), "c": (2048, 1536, 1024)}[which]
     dt = DTYPES[dtype]
     for i in range(3):  # a call with a separate out first: the repeat path must not replay it
         a = cupy.asarray(make(rng, dtype, (m, k)))
