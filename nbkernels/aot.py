@@ -138,10 +138,53 @@ def _assemble_nvjitlink(ptx: str, arch: Arch):
                                text)
 
 
-def compile_variant(v: Variant, arch_name: str, out_dir: str | None, assembler: str | None) -> Row:
-    """Build one variant for one arch (runs in a worker process)."""
+def shares_front_end(arch: Arch) -> bool:
+    """Whether numba's front end (typing, inlining, lowering to LLVM IR) of a kernel built for
+    ``arch`` may serve the other archs of its class: sm_80 and later without an arch-specific
+    suffix. numba-cuda types and lowers alike for all of them, the intrinsics' arch checks pass
+    for all once they pass for the lowest, and NVVM (run per arch) resolves the rest. sm_75
+    (other code paths) and suffixed targets (sm_90a: wgmma, setmaxnreg) build alone."""
+    return not arch.suffix and arch.major >= 8
+
+
+def _ptx(pyfunc, sig, arch: Arch, bounds, front_ends: dict | None) -> str:
+    """PTX of a kernel for ``arch``: through ``cuda.compile_ptx``, or NVVM on the LLVM IR of a
+    front end already built in this process for an arch of the same class (``front_ends``,
+    keyed by function, signature and launch bounds)."""
     from numba import cuda
 
+    if front_ends is None or not shares_front_end(arch):
+        return cuda.compile_ptx(pyfunc, sig, cc=arch.cc, launch_bounds=bounds)[0]
+    key = (id(pyfunc), repr(sig), repr(bounds))
+    hit = front_ends.get(key)
+    if hit is None:
+        from numba.cuda.compiler import _compile_pyfunc_with_fixup
+
+        # what cuda.compile_ptx passes to it (numba-cuda 0.30): a kernel, numba ABI, PTX out
+        lib, _ = _compile_pyfunc_with_fixup(pyfunc, sig, device=False, cc=arch.cc,
+                                            abi="numba", launch_bounds=bounds, lto=False)
+        hit = front_ends[key] = (pyfunc, lib)  # the function kept alive: its id stays its own
+    codes = hit[1].get_asm_strs(cc=arch.cc)
+    if len(codes) != 1:
+        raise RuntimeError(f"NVVM gave {len(codes)} PTX modules, expected one")
+    return codes[0]
+
+
+def compile_variants(v: Variant, arch_names, out_dir: str | None, assembler: str | None,
+                     share: bool = True) -> list:
+    """Build one variant for several archs (runs in a worker process): where ``v.build``
+    gives the same function, signature and bounds for archs of one class
+    (:func:`shares_front_end`), numba's front end runs once for them and NVVM, the assembler
+    and every check run per arch. ``share=False`` builds each arch from scratch."""
+    front_ends = {} if share else None
+    archs = sorted(arch_names, key=lambda a: (Arch.parse(a).major, Arch.parse(a).minor))
+    # lowest first: the front end is typed (and its intrinsics checked) for the lowest arch
+    return [compile_variant(v, a, out_dir, assembler, front_ends) for a in archs]
+
+
+def compile_variant(v: Variant, arch_name: str, out_dir: str | None, assembler: str | None,
+                    front_ends: dict | None = None) -> Row:
+    """Build one variant for one arch (runs in a worker process)."""
     from . import toolchain
 
     arch = Arch.parse(arch_name)
@@ -154,7 +197,7 @@ def compile_variant(v: Variant, arch_name: str, out_dir: str | None, assembler: 
     try:
         pyfunc, sig, bounds, dyn = v.build(arch)
         row.dynamic_smem = dyn
-        ptx, _ = cuda.compile_ptx(pyfunc, sig, cc=arch.cc, launch_bounds=bounds)
+        ptx = _ptx(pyfunc, sig, arch, bounds, front_ends)
         if f".target {arch}" not in ptx:
             raise RuntimeError(f"the PTX does not say .target {arch}")
         if stem:
@@ -224,26 +267,31 @@ def plan(archs, family_names=None, only=None):
 
 
 def run(archs, out_dir=None, jobs=None, family_names=None, only=None, assembler="auto",
-        progress=True) -> list:
-    """Build every variant for every arch in a process pool; the rows in report order."""
+        progress=True, share=True) -> list:
+    """Build every variant for every arch in a process pool, one task per variant (its archs
+    sharing numba's front end where they can, :func:`compile_variants`); the rows in report
+    order."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
     todo, na = plan(archs, family_names, only)
-    jobs = max(1, min(jobs or os.cpu_count() or 1, len(todo) or 1))
+    tasks = {}  # variant name -> (variant, [arch names]) in plan order
+    for v, a in todo:
+        tasks.setdefault(v.name, (v, []))[1].append(str(a))
+    jobs = max(1, min(jobs or os.cpu_count() or 1, len(tasks) or 1))
     rows = list(na)
     # spawn: workers must not inherit a parent's CUDA context or numba state.
     ctx = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(jobs, mp_context=ctx) as pool:
-        futs = {pool.submit(compile_variant, v, str(a), out_dir, assembler): (v, a)
-                for v, a in todo}
+        futs = [pool.submit(compile_variants, v, names, out_dir, assembler, share)
+                for v, names in tasks.values()]
         it = as_completed(futs)
         if progress:
             from tqdm import tqdm
 
             it = tqdm(it, total=len(futs), desc="compile", unit="variant")
         for fut in it:
-            rows.append(fut.result())
+            rows.extend(fut.result())
     order = {(v.name, str(a)): i for i, (v, a) in enumerate(todo)}
     return sorted(rows, key=lambda r: (archs.index(Arch.parse(r.arch)),
                                        order.get((r.variant, r.arch), -1), r.variant))
@@ -282,6 +330,9 @@ def add_arguments(ap) -> None:
                     help="a family module to build instead of the package's table (repeatable)")
     ap.add_argument("--assembler", choices=("auto", "ptxas", "nvjitlink", "none"), default="auto")
     ap.add_argument("--list", action="store_true", help="list the variants per arch and stop")
+    ap.add_argument("--separate", action="store_true",
+                    help="run numba's front end once per arch (slower; by default sm_80 and "
+                         "later unsuffixed archs share it: the PTX is the same)")
 
 
 def main(args) -> int:
@@ -308,7 +359,8 @@ def main(args) -> int:
           f"{vstr(facts.nvvm_ptx_isa)}), assembler: {how}; archs {', '.join(map(str, archs))}; "
           f"output in {os.path.abspath(args.out)}")
     t0 = time.perf_counter()
-    rows = run(archs, args.out, args.jobs, args.family, only, assembler)
+    rows = run(archs, args.out, args.jobs, args.family, only, assembler,
+               share=not args.separate)
     wall = time.perf_counter() - t0
     print(table(rows, archs))
     Path(args.out).mkdir(parents=True, exist_ok=True)

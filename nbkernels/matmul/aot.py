@@ -37,12 +37,26 @@ def default_tile(kind: str, arch: Arch) -> cfgmod.TileConfig:
     return cfgmod.heuristic(kind, 4096, 4096, 4096, 1, 132, lim.block_smem if lim else 99 * 1024)
 
 
+_BUILT: dict = {}  # (builder, its arguments) -> kernel, in this (worker) process
+
+
+def _once(builder, *args):
+    """``builder(*args)``, built once per process: archs that get the same tile get the same
+    function, so that ``nbkernels compile`` runs numba's front end once for them
+    (aot.compile_variants)."""
+    key = (builder.__module__, builder.__name__, repr(args))
+    if key not in _BUILT:
+        _BUILT[key] = builder(*args)
+    return _BUILT[key]
+
+
 def _mma(kind: str, sm75: bool, partial: bool, arch: Arch, tile=None):
     from . import mma_kernel, run
 
     tile = tile or default_tile(kind, arch)
     pair = not partial and cfgmod.ELEMENT_BYTES[kind] == 2  # 16-bit results of aligned rows
-    k = mma_kernel.build_kernel(tile, kind, True, True, not sm75, sm75, None, 0, pair, partial)
+    k = _once(mma_kernel.build_kernel, tile, kind, True, True, not sm75, sm75, None, 0, pair,
+              partial)
     acc = types.int32 if kind == "s8" else types.float32
     return k.py_func, run._mma_sig(acc, types.Tuple(())), k.nbk_launch_bounds, k.nbk_smem_bytes
 
@@ -67,7 +81,8 @@ def _dmma(a_kmajor: bool, b_kmajor: bool, aligned: bool, arch: Arch, frag_db: in
     from . import mma_kernel, run
 
     tile = dataclasses.replace(default_tile("f64", arch), frag_db=frag_db)
-    k = mma_kernel.build_kernel(tile, "f64", a_kmajor, b_kmajor, aligned)  # k-group by a's major
+    # k-groups by a's major
+    k = _once(mma_kernel.build_kernel, tile, "f64", a_kmajor, b_kmajor, aligned)
     return k.py_func, run._mma_sig(types.float64, types.Tuple(())), k.nbk_launch_bounds, \
         k.nbk_smem_bytes
 
@@ -77,7 +92,7 @@ def _simt(kind: str, arch: Arch):
 
     from . import run
 
-    k = simt_kernel.build_kernel(kind)
+    k = _once(simt_kernel.build_kernel, kind)
     return k.py_func, run.simt_sig(kind, types.Tuple(())), None, 0
 
 
@@ -86,7 +101,7 @@ def _reduce(out_kind: str, arch: Arch):
 
     from . import run
 
-    k = mma_kernel.build_reduce(out_kind)
+    k = _once(mma_kernel.build_reduce, out_kind)
     return k.py_func, run.reduce_sig(out_kind, types.Tuple(())), None, 0
 
 
