@@ -153,13 +153,15 @@ def _ptx(pyfunc, sig, arch: Arch, bounds, front_ends: dict | None) -> str:
     keyed by function, signature and launch bounds)."""
     from numba import cuda
 
+    try:  # numba-cuda's own step under compile_ptx (private: a release without it builds alone)
+        from numba.cuda.compiler import _compile_pyfunc_with_fixup
+    except ImportError:
+        front_ends = None
     if front_ends is None or not shares_front_end(arch):
         return cuda.compile_ptx(pyfunc, sig, cc=arch.cc, launch_bounds=bounds)[0]
     key = (id(pyfunc), repr(sig), repr(bounds))
     hit = front_ends.get(key)
     if hit is None:
-        from numba.cuda.compiler import _compile_pyfunc_with_fixup
-
         # what cuda.compile_ptx passes to it (numba-cuda 0.30): a kernel, numba ABI, PTX out
         lib, _ = _compile_pyfunc_with_fixup(pyfunc, sig, device=False, cc=arch.cc,
                                             abi="numba", launch_bounds=bounds, lto=False)
