@@ -526,10 +526,12 @@ class Replay:
         self.guards = _guards(named, ptrs, result_names)
 
     def __call__(self, named, ptrs, scalars, stream):
-        for o, i, olo, ohi, ilo, ihi, off in self.guards:
-            po, pi = ptrs[o], ptrs[i]
-            if po + olo < pi + ihi and pi + ilo < po + ohi and pi - po != off:
-                return DECLINED  # an out meets an array unlike the recorded call's
+        for o, checks in self.guards:
+            po = ptrs[o]
+            for i, lo, hi, recorded in checks:
+                d = po - ptrs[i]
+                if lo < d < hi and d != recorded:
+                    return DECLINED  # an out meets an array unlike the recorded call's
         src = ptrs  # fast_key's fresh dict: ours to extend
         src.update(scalars)
         made = None
@@ -555,11 +557,13 @@ DECLINED = object()  # what a replay returns for a call it must leave to the ful
 
 
 def _guards(named: dict, ptrs: dict, result_names):
-    """For each caller's output and each other array of a recorded call: ``(out, other, out's
-    byte span, other's byte span, other's offset from out)``, the offset None where the two did
-    not meet. The key fixes shapes and strides, so a repeat call whose out meets another array
-    at the recorded offset is laid out as the recorded call (which the full path judged safe);
-    meeting at another offset (``out=x[1:]`` for ``x[:-1]``) it must take the full path."""
+    """For each caller's output of a recorded call, ``(out, checks)``, a check per other array:
+    ``(other, lo, hi, recorded)`` where the two meet iff ``lo < out - other < hi`` (pointers;
+    their byte spans are fixed by the key's shapes and strides), and ``recorded`` is that
+    difference in the recorded call, None where they did not meet. A repeat call whose out
+    meets another array at the recorded difference is laid out as the recorded call (which the
+    full path judged safe); at another one (``out=x[1:]`` for ``x[:-1]``) it must take the
+    full path."""
     names = [n for n in named if named[n] is not None]
     outs = [n for n in result_names if named.get(n) is not None]
     if not outs:
@@ -570,13 +574,15 @@ def _guards(named: dict, ptrs: dict, result_names):
         spans[n] = arrays.span(shape, strides, 1 if kind == repeat.CUPY else dtype.itemsize)
     guards = []
     for o in outs:
+        checks = []
         for i in names:
             if i == o or (i in outs and outs.index(i) < outs.index(o)):
                 continue
             (olo, ohi), (ilo, ihi) = spans[o], spans[i]
-            po, pi = ptrs[o], ptrs[i]
-            met = po + olo < pi + ihi and pi + ilo < po + ohi
-            guards.append((o, i, olo, ohi, ilo, ihi, pi - po if met else None))
+            lo, hi = ilo - ohi, ihi - olo  # o + olo < i + ihi and i + ilo < o + ohi
+            d = ptrs[o] - ptrs[i]
+            checks.append((i, lo, hi, d if lo < d < hi else None))
+        guards.append((o, tuple(checks)))
     return tuple(guards)
 
 
