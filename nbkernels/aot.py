@@ -27,6 +27,7 @@ import fnmatch
 import importlib
 import json
 import os
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -170,6 +171,15 @@ def _ptx(pyfunc, sig, arch: Arch, bounds, front_ends: dict | None) -> str:
     if len(codes) != 1:
         raise RuntimeError(f"NVVM gave {len(codes)} PTX modules, expected one")
     return codes[0]
+
+
+def numbered_out(ptx: str) -> str:
+    """``ptx`` with numba's per-compile numbering (the version in mangled names, the
+    shared-memory symbol's counter) replaced by order of appearance: two compiles of one kernel
+    in a process differ only there, so this is what a shared front end must reproduce."""
+    seen = {}
+    return re.sub(r"_ZN\w+|_cudapy_smem_\d+",
+                  lambda m: seen.setdefault(m.group(0), f"SYM{len(seen)}"), ptx)
 
 
 def compile_variants(v: Variant, arch_names, out_dir: str | None, assembler: str | None,

@@ -255,17 +255,6 @@ def test_compile_fails_naming_each_bad_variant(tmp_path):
     assert "FAILED: fake/good" not in out and "n/a for this arch (needs sm_90a)" in out, out
 
 
-def _numbered_names_out(ptx):
-    """PTX with numba's per-compile numbering (the version in mangled names, the shared-memory
-    symbol's counter) replaced by order of appearance: two compiles of one kernel in a process
-    differ only there."""
-    import re
-
-    seen = {}
-    return re.sub(r"_ZN\w+|_cudapy_smem_\d+",
-                  lambda m: seen.setdefault(m.group(0), f"SYM{len(seen)}"), ptx)
-
-
 @pytest.mark.parametrize("probe", ["mma_m16n8k16_bf16_f32"])
 def test_a_shared_front_end_gives_each_arch_the_ptx_of_its_own_compile(probe):
     """sm_80, sm_86 and sm_89 take NVVM's PTX of one front end (built once): the same PTX, but
@@ -284,7 +273,7 @@ def test_a_shared_front_end_gives_each_arch_the_ptx_of_its_own_compile(probe):
         shared = aot._ptx(p.kernel.py_func, sig, arch, None, front_ends)
         alone = cuda.compile_ptx(p.kernel.py_func, sig, cc=arch.cc)[0]
         assert f".target {arch}" in shared
-        assert _numbered_names_out(shared) == _numbered_names_out(alone), arch
+        assert aot.numbered_out(shared) == aot.numbered_out(alone), arch
     assert len(front_ends) == 1
     # sm_75 (other code paths) and sm_90a (arch-specific instructions) build alone
     assert not aot.shares_front_end(Arch(7, 5)) and not aot.shares_front_end(Arch(9, 0, "a"))

@@ -3,15 +3,10 @@ separate compiles): PTX per (arch, variant) with numba's per-compile numbering o
 replaced by order of appearance, and the report's registers, shared memory, spills, stack,
 tensor ops and status. ``python tools/compare_aot.py BASE NEW``; exits 1 on a difference."""
 import json
-import re
 import sys
 from pathlib import Path
 
-
-def numbered_out(ptx: str) -> str:
-    seen = {}
-    return re.sub(r"_ZN\w+|_cudapy_smem_\d+",
-                  lambda m: seen.setdefault(m.group(0), f"SYM{len(seen)}"), ptx)
+from nbkernels.aot import numbered_out
 
 
 def main(base, new):
