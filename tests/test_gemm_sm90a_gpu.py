@@ -174,6 +174,32 @@ def test_repeat_calls_on_new_arrays_use_their_own_tensor_maps():
         assert err <= 1e-2, where
 
 
+def test_more_array_pairs_than_the_map_store_holds_on_a_non_blocking_stream():
+    """Past the store's bound, slabs of tensor maps are freed while launches that read other
+    maps are still queued on a non-blocking stream: every result must still be right (an
+    entry freed too early or rewritten in place would give another pair's product)."""
+    from nbkernels import tensormap
+
+    rng = np.random.default_rng()
+    pairs, outs = [], []
+    before = sum(s.evictions for s in tensormap._STORES.values())
+    stream = cupy.cuda.Stream(non_blocking=True)
+    with stream:
+        for i in range(300):
+            x, y = make(rng, "bfloat16", (192, 64)), make(rng, "bfloat16", (64, 136))
+            dx, dy = cupy.asarray(x), cupy.asarray(y)
+            out = cupy.asarray(np.full((192, 136), np.nan, np.float32).astype(BF16))
+            nbkernels.gemm(dx, dy, out=out, variant="sm90a")
+            pairs.append((x, y, dx, dy))
+            outs.append(out)
+    stream.synchronize()
+    after = sum(s.evictions for s in tensormap._STORES.values())
+    assert after > before, "the store was never past its bound: the test proves nothing"
+    for (x, y, _, _), out in zip(pairs, outs):
+        err, where = relerr(cupy.asnumpy(out), reference(x, y))
+        assert err <= 1e-2, where
+
+
 def test_torch_bf16_and_a_transposed_weight_on_a_side_stream():
     torch = pytest.importorskip("torch")
     x = torch.randn(512, 1024, device="cuda", dtype=torch.bfloat16)

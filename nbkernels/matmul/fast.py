@@ -87,15 +87,21 @@ class Launcher:
                 cast(beta) if self.has_c else cast(0), 0, 0]
         if self.workspace is not None:  # stream-ordered pool allocation
             work, vals[6] = repeat.alloc_ptr(a, *self.workspace)
-        if self.maps is not None:  # sm90a: the tensor maps of these a and b (cached by address)
-            vals[7] = self.maps.device_ptr(pa, pb)
         handle = repeat.stream_handle(a, stream)
+        if self.maps is None:
+            self._go(vals, handle)
+        else:  # sm90a: the tensor maps of these a and b (cached by address), kept until queued
+            with self.maps.lock:
+                vals[7] = self.maps.device_ptr(pa, pb)
+                self._go(vals, handle)
+        return out
+
+    def _go(self, vals, handle):
         with self.lock:
             for step in self.steps:
                 for slot, i in step.fields:
                     slot.value = vals[i]
                 step.go(handle)
-        return out
 
 
 def _fields(tag, n_scalars):

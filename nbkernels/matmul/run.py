@@ -173,11 +173,10 @@ def _sm90a(p, va, vb, C, D, c3, d3, alpha, beta, ext, ext_types, epilogue, epi_k
     cfg = p.tile
     kern = api._wgmma(cfg, p.kind, p.a_kmajor, p.b_kmajor, epilogue, len(ext), pair)
     maps = wk.tensor_maps(va, vb, p.a_kmajor, p.b_kmajor, cfg)  # checks them, in the simulator too
-    if runner.simulated():
-        TM = np.stack([m.bytes for m in maps])
-    else:
-        cache = wk.MapCache(tuple((m.dtype, m.shape, m.strides, m.box) for m in maps))
-        TM = arrays.as_view(cache.device_array(va.ptr, vb.ptr), "tensor maps")
+    TM, cache = np.stack([m.bytes for m in maps]), None
+    if not runner.simulated():
+        cache = wk.MapCache(tuple((m.dtype, m.shape, m.strides, m.box) for m in maps),
+                            va.device)
         _LAST.maps = cache  # the repeat-call path asks it for the maps of other arrays
     tiles_m, tiles_n = -(-p.m // cfg.bm), -(-p.n // cfg.bn)
     ntiles = tiles_m * tiles_n * p.batch
@@ -194,8 +193,14 @@ def _sm90a(p, va, vb, C, D, c3, d3, alpha, beta, ext, ext_types, epilogue, epi_k
                                                d3[0])]
     args += [np.float32(alpha), np.float32(beta), np.int32(tiles_m), np.int32(tiles_n),
              np.int32(p.batch), np.int32(_bstride(va) != 0), np.int32(_bstride(vb) != 0), ext]
-    _launch(kern, sig, (grid, 1, 1), cfg.threads, kern.nbk_smem_bytes, handle, args, key_parts,
-            wk.SM90A)
+    if cache is None:
+        _launch(kern, sig, (grid, 1, 1), cfg.threads, kern.nbk_smem_bytes, handle, args,
+                key_parts, wk.SM90A)
+        return
+    with cache.lock:  # the maps' memory is not freed before the launch is queued
+        args[0] = cache.device_view(va.ptr, vb.ptr, encoded=TM)
+        _launch(kern, sig, (grid, 1, 1), cfg.threads, kern.nbk_smem_bytes, handle, args,
+                key_parts, wk.SM90A)
 
 
 def prebuild_sm90a(cfg, kind, a_kmajor, b_kmajor, pair):

@@ -48,7 +48,6 @@ row still loads (TMA zero-fills, the bytes still arrive) but stores nothing.
 """
 from __future__ import annotations
 
-import threading
 
 import numpy as np
 from numba import cuda, float32, int32, int64, uint32, uint64
@@ -523,35 +522,42 @@ def tensor_maps(va, vb, a_kmajor, b_kmajor, cfg):
 
 
 class MapCache:
-    """Device copies of the tensor maps of one call geometry, by operand addresses.
+    """The tensor maps of one call geometry, by operand addresses, in device memory.
 
     A map holds the operand's address, so a call on other arrays needs other maps; encoding
     and copying them costs tens of microseconds, so repeat calls on the same arrays reuse
-    them. Bounded: the oldest entries go first."""
+    them. The copies live in the device's :class:`nbkernels.tensormap.MapStore`, which frees
+    none while a launch may still read it: a launch holds :attr:`lock` from
+    :meth:`device_ptr` until it is queued."""
 
-    LIMIT = 64
+    def __init__(self, geometry, device):
+        from .. import tensormap
 
-    def __init__(self, geometry):
-        self.geometry = geometry  # ((dtype, shape, strides, box) of a, same of b)
-        self.entries = {}
-        self.lock = threading.Lock()  # misses insert and evict; threads may repeat one call
-
-    def device_array(self, pa: int, pb: int):
-        """The ``uint8[2, 128]`` device array of the maps of a at ``pa`` and b at ``pb``."""
-        buf = self.entries.get((pa, pb))
-        if buf is None:
+        if device is None:
             from numba import cuda
 
-            from .. import tensormap
+            device = cuda.get_current_device().id
+        self.geometry = geometry  # ((dtype, shape, strides, box) of a, same of b)
+        self.store = tensormap.store(device, 2 * tensormap.MAP_BYTES)
+        self.lock = self.store.lock
+        self.gid = self.store.intern(geometry)  # a small int: cheaper to hash per call
 
-            blobs = [tensormap.encode_tiled(p, *g, swizzle=128).bytes
-                     for p, g in zip((pa, pb), self.geometry)]
-            buf = cuda.to_device(np.stack(blobs))
-            with self.lock:
-                if len(self.entries) >= self.LIMIT:
-                    self.entries.pop(next(iter(self.entries)))
-                self.entries[(pa, pb)] = buf
-        return buf
+    def _encode(self, pa: int, pb: int):
+        from .. import tensormap
+
+        return np.stack([tensormap.encode_tiled(p, *g, swizzle=128).bytes
+                         for p, g in zip((pa, pb), self.geometry)])
 
     def device_ptr(self, pa: int, pb: int) -> int:
-        return self.device_array(pa, pb).device_ctypes_pointer.value
+        """The address of the ``uint8[2, 128]`` maps of a at ``pa`` and b at ``pb``."""
+        return self.store.address((self.gid, pa, pb), lambda: self._encode(pa, pb))
+
+    def device_view(self, pa: int, pb: int, encoded=None):
+        """The same maps as a kernel argument (an :class:`nbkernels.arrays.ArrayView`);
+        ``encoded``: the maps' bytes where the caller has them already."""
+        from .. import arrays
+
+        make = (lambda: encoded) if encoded is not None else (lambda: self._encode(pa, pb))
+        ptr = self.store.address((self.gid, pa, pb), make)
+        return arrays.ArrayView(ptr, (2, 128), (128, 1), np.dtype(np.uint8), "numba", None,
+                                None)
