@@ -118,6 +118,11 @@ CASES = [
     # offload: the producer's warps store the staged tiles; staged (inside N, rows cut at M),
     # guarded (last tile column; beta * C) and two 64-row blocks per consumer
     ("bfloat16", (0, 0), 130, 264, 136, "rr", (128, 256, 2, 8, False, 64, 1, True, True), False, False),
+    # two k-tiles of wgmma in flight (depth 2): stages freed two k-tiles late, K shorter than
+    # the depth (one k-tile), longer than the ring; cooperative and ping-pong
+    ("bfloat16", (0, 0), 136, 128, 328, "rr", (128, 64, 3, 8, False, 64, 1, True, False, 2), False, False),
+    ("float16", (0, 0), 70, 136, 40, "rc", (64, 64, 3, 8, False, 64, 1, True, False, 2), True, False),
+    ("float16", (0, 0), 200, 136, 264, "rr", (128, 64, 4, 8, True, 64, 1, True, False, 3), False, False),
     ("float16", (2, 1), 72, 128, 64, "cr", (64, 128, 2, 8, False, 64, 1, True, True), False, True),
     ("bfloat16", (0, 0), 70, 136, 72, "rc", (64, 64, 2, 8, False, 64, 1, True, True), True, False),
     ("float16", (0, 0), 136, 128, 136, "rr", (128, 64, 3, 8, False, 128, 1, True, True), False, False),
@@ -289,6 +294,8 @@ def test_cluster_ptx_declares_the_entry():
 @pytest.mark.parametrize("kwargs,msg", [
     (dict(cluster=3), "cluster must be 1 or 2 blocks, got 3"),
     (dict(cluster=0), "cluster must be 1 or 2 blocks, got 0"),
+    (dict(depth=4), r"depth \(k-tiles of wgmma in flight\) must be in \[1, stages\), got 4"),
+    (dict(depth=0), r"depth .* got 0"),
 ])
 def test_cluster_config_is_validated(kwargs, msg):
     from nbkernels.errors import NbkernelsError
@@ -312,7 +319,9 @@ def test_bench_config_names_round_trip_with_the_cluster_suffix():
                       ("128x256x4r16", wc.WgmmaConfig(128, 256, 4, 16)),
                       ("256x128x4wr4c2g", wc.WgmmaConfig(256, 128, 4, 4, False, 128, cluster=2,
                                                          staged=False)),
-                      ("128x256x3o", wc.WgmmaConfig(128, 256, 3, offload=True))]:
+                      ("128x256x3o", wc.WgmmaConfig(128, 256, 3, offload=True)),
+                      ("128x128x6pd2", wc.WgmmaConfig(128, 128, 6, 8, True, depth=2)),
+                      ("128x256x4d3", wc.WgmmaConfig(128, 256, 4, depth=3))]:
         assert bench_hopper.parse_config(text) == cfg
         assert bench_hopper.config_name(cfg) == text
         assert wc.WgmmaConfig(*cfg.key) == cfg  # the key rebuilds the config (prewarm jobs)

@@ -23,7 +23,7 @@ SIZES_M = [1, 3, 17, 64, 65, 127, 128, 129, 255, 300, 1000, 2049]
 TILES = [None, wc.WgmmaConfig(128, 128, 6), wc.WgmmaConfig(256, 128, 4),
          wc.WgmmaConfig(256, 128, 4, 8, False, 128),
          wc.WgmmaConfig(64, 128, 4), wc.WgmmaConfig(128, 128, 6, 8, True),
-         wc.WgmmaConfig(64, 256, 5, 8, True)]
+         wc.WgmmaConfig(64, 256, 5, 8, True), wc.WgmmaConfig(128, 256, 4, depth=2)]
 
 
 def _case(seed):

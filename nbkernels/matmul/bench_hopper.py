@@ -83,27 +83,30 @@ def parse_config(text):
     two blocks sharing B tiles by TMA multicast (``128x256x4c2``, ``128x128x6pc2``), then
     ``g``: the guarded-store epilogue instead of the staged one (``128x256x4g``; ``s``, the
     default, is accepted) or ``o``: the staged tile stored by the producer's warps
-    (``128x256x3o``)."""
+    (``128x256x3o``), then ``dD``: D k-tiles of wgmma left in flight (``128x128x6pd2``)."""
     import re
 
     from ..errors import NbkernelsError
     from .wgmma_config import WgmmaConfig
 
-    m = re.fullmatch(r"(\d+)x(\d+)x(\d+)([pw]?)(?:r(\d+))?(?:c(\d+))?([sgo]?)", text)
+    m = re.fullmatch(r"(\d+)x(\d+)x(\d+)([pw]?)(?:r(\d+))?(?:c(\d+))?([sgo]?)(?:d(\d+))?",
+                     text)
     if not m:
-        raise NbkernelsError(f"--configs: expected BMxBNxSTAGES[p|w][rG][c2][g|o] (e.g. 128x256x4c2), "
-                             f"got {text!r}")
+        raise NbkernelsError(f"--configs: expected BMxBNxSTAGES[p|w][rG][c2][g|o][dD] (e.g. "
+                             f"128x256x4c2), got {text!r}")
     bm, bn, st = (int(v) for v in m.group(1, 2, 3))
     flag, group, cluster = m.group(4), int(m.group(5) or 8), int(m.group(6) or 1)
     return WgmmaConfig(bm, bn, st, group, flag == "p", 128 if flag == "w" else 64, cluster,
-                       staged=m.group(7) != "g", offload=m.group(7) == "o")
+                       staged=m.group(7) != "g", offload=m.group(7) == "o",
+                       depth=int(m.group(8) or 1))
 
 
 def config_name(cfg):
     return (f"{cfg.bm}x{cfg.bn}x{cfg.stages}" + ("p" if cfg.pingpong else "")
             + ("w" if cfg.wg_rows == 128 else "") + (f"r{cfg.group_m}" if cfg.group_m != 8 else "")
             + (f"c{cfg.cluster}" if cfg.cluster > 1 else "")
-            + ("" if cfg.staged else "g") + ("o" if cfg.offload else ""))
+            + ("" if cfg.staged else "g") + ("o" if cfg.offload else "")
+            + (f"d{cfg.depth}" if cfg.depth != 1 else ""))
 
 
 def _prewarm_one(job):
@@ -198,7 +201,8 @@ def main(argv=None):
                     "e.g. 128x256x3,128x128x6p,256x128x4w,128x256x4c2,128x256x4g (bm x bn x "
                     "stages, p: ping-pong, w: 128-row cooperative consumers, rG: rasterization "
                     "groups of G tile-rows (default 8), c2: clusters of two blocks sharing B by "
-                    "TMA multicast, g: the guarded-store epilogue)")
+                    "TMA multicast, g: the guarded-store epilogue, o: stores by the producer's warps, "
+                    "dD: D k-tiles of wgmma in flight)")
     ap.add_argument("--prewarm", action="store_true")
     ap.add_argument("--prewarm-only", action="store_true",
                     help="build the configurations for all four operand layouts, then stop")

@@ -43,6 +43,9 @@ class WgmmaConfig:
     #: the consumers stage the whole tile (``bm * bn * 2`` bytes of shared memory) and go on
     #: to the next tile's wgmma; bench suffix ``o``. Cooperative, unclustered tiles only.
     offload: bool = False
+    #: k-tiles of wgmma a consumer leaves in flight when it waits (``wgmma.wait_group(depth)``);
+    #: their stages are freed ``depth`` k-tiles later. Bench suffix ``d2``, ``d3``.
+    depth: int = 1
 
     def __post_init__(self):
         problems = []
@@ -67,6 +70,9 @@ class WgmmaConfig:
         if self.offload and (self.pingpong or self.cluster != 1 or not self.staged):
             problems.append("offload (the producer's warps store the staged tile) is for "
                             "cooperative, unclustered, staged tiles")
+        if not 1 <= self.depth < self.stages:
+            problems.append(f"depth (k-tiles of wgmma in flight) must be in [1, stages), got "
+                            f"{self.depth}")
         if problems:
             raise NbkernelsError(f"WgmmaConfig{self.key}: " + "; ".join(problems))
 
@@ -88,6 +94,8 @@ class WgmmaConfig:
         """The fields in order, the trailing defaults left out: ``WgmmaConfig(*key)`` is the
         config again (the prewarm jobs and the autotuner's table rebuild it so)."""
         base = (self.bm, self.bn, self.stages, self.group_m, self.pingpong, self.wg_rows)
+        if self.depth != 1:
+            return base + (self.cluster, self.staged, self.offload, self.depth)
         if self.offload:
             return base + (self.cluster, self.staged, True)
         if self.cluster != 1 or not self.staged:
@@ -110,7 +118,8 @@ class WgmmaConfig:
         return (f"{self.bm}x{self.bn}x{BK} tile, {self.consumers} {how} consumer warpgroups + "
                 f"1 TMA producer, {self.stages} stages, persistent{pair}"
                 + ("" if self.staged else ", guarded-store epilogue")
-                + (", stores by the producer's warps" if self.offload else ""))
+                + (", stores by the producer's warps" if self.offload else "")
+                + (f", {self.depth} k-tiles of wgmma in flight" if self.depth != 1 else ""))
 
     @property
     def cluster_dims(self):

@@ -13,8 +13,9 @@ Design (per persistent block of ``128 * (1 + bm/64)`` threads):
   the block whole (``bm / 64`` accumulators each), so that one's epilogue runs under the
   other's main loop; the ring's order of stages alternates them. Per k-tile a consumer waits
   for the stage's ``full`` barrier, issues ``64 / 16`` wgmma (A and B from shared memory by
-  descriptor), commits, and waits for the previous k-tile's group only, then frees that
-  stage: one k-tile of wgmma stays in flight under the wait;
+  descriptor), commits, and waits for all but the newest ``cfg.depth`` groups (1 by
+  default), then frees the stage of the oldest finished k-tile: ``depth`` k-tiles of wgmma stay in
+  flight under the wait;
 * operands are staged as 128-byte rows with the 128-byte swizzle (TMA writes it, wgmma
   reads it): K-major A or B as one row per M (N) index, M- or N-major ones as one row per
   k, in 64-wide blocks; 16-bit operands take either major with the descriptor's transpose
@@ -216,6 +217,7 @@ def build_kernel(cfg: WgmmaConfig, kind: str, a_kmajor: bool, b_kmajor: bool, ep
     NF = BN // 8  # n8 fragments per warp: the sm_80 epilogue's layout of a 16 x BN strip
     MW = cfg.blocks_m  # 64-row blocks (accumulators) per consumer
     PP = cfg.pingpong
+    DEPTH = cfg.depth
     CL = cfg.cluster > 1
     store_all = _unrolled_epilogue(1, NF, out_kind, epilogue, n_extra, bool(pair_store))
     STAGED = pair_store == 2  # 16-byte aligned rows: tiles inside N may take the staged stores
@@ -427,17 +429,19 @@ def kernel(TM, C, D, M, N, K, ldc_r, ldc_c, ldd_r, ldd_c, sc, sd, alpha, beta,
                 I.wgmma_fence()
 {chr(10).join(" " * 16 + x for x in ksteps)}
                 I.wgmma_commit_group()
-                I.wgmma_wait_group(1)
+                I.wgmma_wait_group({DEPTH})
 {chr(10).join(f"                acc{w} = fop(acc{w})" for w in range(MW))}
-                if kt > 0 and ct == 0:  # the previous k-tile's wgmma are done: free its stage
-{release(20, f"bar0 + {8 * STAGES} + 8 * ((it - 1) % {STAGES})")}
+                if kt >= {DEPTH} and ct == 0:  # k-tile kt - DEPTH's wgmma are done: free its stage
+{release(20, f"bar0 + {8 * STAGES} + 8 * ((it - {DEPTH}) % {STAGES})")}
                 it += 1
             if {int(PP)} and ct == 0:
                 I.mbarrier_arrive(bar0 + {16 * STAGES})  # tile j's main loop is issued: turn
             I.wgmma_wait_group(0)
 {chr(10).join(f"            acc{w} = fop(acc{w})" for w in range(MW))}
-            if ktiles > 0 and ct == 0:
-{release(16, f"bar0 + {8 * STAGES} + 8 * ((it - 1) % {STAGES})")}
+            if ct == 0:  # the stages of the last min(DEPTH, ktiles) k-tiles
+                for d in range({DEPTH}):
+                    if d < ktiles:
+{release(24, f"bar0 + {8 * STAGES} + 8 * ((it - 1 - d) % {STAGES})")}
 {chr(10).join([" " * 12 + x for x in epilogue_src] + ["    " + x for x in sync if CL])}
 '''
     ns["tma"] = I.tma_load_3d
