@@ -167,6 +167,13 @@ def _function(kernel, sig, arch, key_parts, smem):
     return key, launch.function(key, cubin, name, smem)
 
 
+def ensure_built(kernel, sig, arch, key_parts, smem):
+    """Build (or load) what :func:`launch_jit` would launch, without launching: a caller that
+    launches under a lock compiles outside it."""
+    if not simulated():
+        _function(kernel, sig, arch, key_parts, smem)
+
+
 _clusters_fit: dict = {}  # (key, device, block, smem) -> clusters that can be resident at once
 
 

@@ -285,8 +285,8 @@ class MapStore:
 
     A kernel that takes its maps in global memory reads them for as long as it runs, on
     whatever stream it was queued. Memory from numba's memory manager is unsafe for that once
-    a plugin (CuPy's or RMM's pool through ``NUMBA_CUDA_MEMORY_MANAGER``) hands freed blocks
-    straight to the next allocation. So the store allocates slabs of ``slots`` entries of
+    an external memory manager (RMM's pool, or any plugin named by
+    ``NUMBA_CUDA_MEMORY_MANAGER``) hands freed blocks straight to the next allocation. So the store allocates slabs of ``slots`` entries of
     ``entry_bytes`` itself (``cuMemAlloc``), fills each entry once from page-locked memory
     (the copy has landed when it returns, whichever stream the kernel then runs on), and never
     rewrites an entry. Past ``slabs`` slabs the oldest one is freed after ``cuCtxSynchronize``:

@@ -197,6 +197,7 @@ def _sm90a(p, va, vb, C, D, c3, d3, alpha, beta, ext, ext_types, epilogue, epi_k
         _launch(kern, sig, (grid, 1, 1), cfg.threads, kern.nbk_smem_bytes, handle, args,
                 key_parts, wk.SM90A)
         return
+    runner.ensure_built(kern, sig, wk.SM90A, key_parts, kern.nbk_smem_bytes)  # not under the lock
     with cache.lock:  # the maps' memory is not freed before the launch is queued
         args[0] = cache.device_view(va.ptr, vb.ptr, encoded=TM)
         _launch(kern, sig, (grid, 1, 1), cfg.threads, kern.nbk_smem_bytes, handle, args,

@@ -49,7 +49,6 @@ row still loads (TMA zero-fills, the bytes still arrive) but stores nothing.
 """
 from __future__ import annotations
 
-
 import numpy as np
 from numba import cuda, float32, int32, int64, uint32, uint64
 
