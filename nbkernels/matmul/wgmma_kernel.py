@@ -551,16 +551,19 @@ class MapCache:
         return np.stack([tensormap.encode_tiled(p, *g, swizzle=128).bytes
                          for p, g in zip((pa, pb), self.geometry)])
 
-    def device_ptr(self, pa: int, pb: int) -> int:
-        """The address of the ``uint8[2, 128]`` maps of a at ``pa`` and b at ``pb``."""
-        return self.store.address((self.gid, pa, pb), lambda: self._encode(pa, pb))
+    def device_ptr(self, pa: int, pb: int, encoded=None) -> int:
+        """The address of the ``uint8[2, 128]`` maps of a at ``pa`` and b at ``pb``;
+        ``encoded``: their bytes where the caller has them already."""
+        key = (self.gid, pa, pb)
+        ptr = self.store.where.get(key)  # a repeat call's hit: no closure to build
+        if ptr is not None:
+            return ptr
+        make = (lambda: encoded) if encoded is not None else (lambda: self._encode(pa, pb))
+        return self.store.address(key, make)
 
     def device_view(self, pa: int, pb: int, encoded=None):
-        """The same maps as a kernel argument (an :class:`nbkernels.arrays.ArrayView`);
-        ``encoded``: the maps' bytes where the caller has them already."""
+        """The same maps as a kernel argument (an :class:`nbkernels.arrays.ArrayView`)."""
         from .. import arrays
 
-        make = (lambda: encoded) if encoded is not None else (lambda: self._encode(pa, pb))
-        ptr = self.store.address((self.gid, pa, pb), make)
-        return arrays.ArrayView(ptr, (2, 128), (128, 1), np.dtype(np.uint8), "numba", None,
-                                None)
+        return arrays.ArrayView(self.device_ptr(pa, pb, encoded), (2, 128), (128, 1),
+                                np.dtype(np.uint8), "numba", None, None)
