@@ -7,7 +7,7 @@
 cfgs=128x128x6p,128x128x6pd2,128x128x6pd3,64x256x5pd2,128x256x4d2
 timeout 200 python3 -m nbkernels.matmul.bench_hopper --prewarm-only --configs "$cfgs" 2>&1 | tail -n 3
 echo "prewarm rc=$? at ${SECONDS}s"
-timeout 150 python3 tools/depth_check.py 2>&1 | tail -n 12
+timeout 150 python3 tools/tile_check.py 2>&1 | tail -n 12
 echo "check rc=$? at ${SECONDS}s"
 timeout 300 python3 -m nbkernels.matmul.bench_hopper --dtypes bfloat16 --no-triton --no-sm80 \
     --configs "$cfgs" --json "${OUT:-/tmp}/depth.json" 2>&1 | tail -n 6

@@ -1,7 +1,7 @@
-"""GPU check of sm90a tiles with several k-tiles of wgmma in flight (WgmmaConfig.depth):
-float64 references, fresh random inputs, NaN-poisoned outputs, shapes with K shorter than the
+"""GPU check of sm90a tiles (by default those with several k-tiles of wgmma in flight,
+WgmmaConfig.depth; else the bench names given, ``128x128x6p 128x256x3``): float64 references, fresh random inputs, NaN-poisoned outputs, shapes with K shorter than the
 depth, longer than the ring, tiles cut at M and N, both operand majors, batches, beta * C and
-a repeat call. ``python3 tools/depth_check.py`` on a cc 9.0 GPU; prints one line per tile."""
+a repeat call. ``python3 tools/tile_check.py [NAME ...]`` on a cc 9.0 GPU; one line per tile."""
 import sys
 
 import cupy
@@ -21,10 +21,12 @@ SHAPES = [("bfloat16", 0, 1000, 1032, 40, "rr", False), ("float16", 0, 777, 520,
           ("float16", 0, 64, 8, 4096, "cc", False), ("bfloat16", 3, 129, 136, 72, "tr", True)]
 
 
-def main():
+def main(names):
+    from nbkernels.matmul.bench_hopper import parse_config
+
     rng = np.random.default_rng()
     bad = 0
-    for cfg in TILES:
+    for cfg in [parse_config(n) for n in names] or TILES:
         worst = 0.0
         for dtype, batch, m, n, k, lay, with_c in SHAPES:
             sa, sb = ((batch, m, k), (batch, k, n)) if batch else ((m, k), (k, n))
@@ -45,9 +47,9 @@ def main():
                     print(f"FAIL {cfg.key} {dtype} {shape} k={k} {lay} c={with_c} rep={rep}: "
                           f"{err:.3g} at {where}")
         print(f"{cfg.key}: {len(SHAPES) * 2} calls, worst relative error {worst:.2e}")
-    print("depth check:", "FAILED" if bad else "all passed")
+    print("tile check:", "FAILED" if bad else "all passed")
     return 1 if bad else 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))
