@@ -378,15 +378,18 @@ def kernel(TM, C, D, M, N, K, ldc_r, ldc_c, ldd_r, ldd_c, sc, sd, alpha, beta,
         I.setmaxnreg_dec({PREGS})
         if t == 0:
             it = 0
-            s = int64(0)  # it % STAGES and (it // STAGES) & 1, kept by counting: a division
-            r1 = uint32(0)  # by 3, 5 or 6 in int64 cost ~20 instructions a k-tile (perf-notes s11)
             for tile in range({sched["start"]}, ntiles, {sched["step"]}):
 {coords(16)}
                 za = b * a_batched
                 zb = b * b_batched
                 for kt in range(ktiles):
-                    if it >= {STAGES}:  # wait for the consumers' release of the last round
-                        while not I.mbarrier_try_wait_parity(bar0 + {8 * STAGES} + 8 * s, r1 ^ uint32(1)):
+                    # (one thread: its division by STAGES is cheap beside the consumers', which
+                    # count instead; two more live counters made the cluster producer spill
+                    # within its 40 registers)
+                    s = it % {STAGES}
+                    if it >= {STAGES}:
+                        ph = uint32(((it // {STAGES}) - 1) & 1)
+                        while not I.mbarrier_try_wait_parity(bar0 + {8 * STAGES} + 8 * s, ph):
                             pass
                     full = bar0 + 8 * s
                     I.mbarrier_arrive_expect_tx(full, {STAGE})
@@ -394,11 +397,7 @@ def kernel(TM, C, D, M, N, K, ldc_r, ldc_c, ldd_r, ldd_c, sc, sd, alpha, beta,
                     b_s = a_s + {A_BYTES}
                     k0 = kt * {BK}
 {chr(10).join(" " * 20 + x for x in load_a + load_b)}
-                    it += 1
-                    s += 1
-                    if s == {STAGES}:
-                        s = int64(0)
-                        r1 ^= uint32(1){storer_src}
+                    it += 1{storer_src}
     else:
         I.setmaxnreg_inc({consumer_regs(NC, PREGS)})
         cw = wg - 1
@@ -422,7 +421,8 @@ def kernel(TM, C, D, M, N, K, ldc_r, ldc_c, ldd_r, ldd_c, sc, sd, alpha, beta,
                     pass
 {coords(12)}
 {chr(10).join(f"            acc{w} = fop(zeros())" for w in range(MW))}
-            s = it % {STAGES}  # once a tile; counted through the k-loop (as the producer)
+            s = it % {STAGES}  # once a tile, then counted: dividing by 3, 5 or 6 in int64 each
+            # k-tile cost the issuing warpgroup ~20 instructions (perf-notes s11)
             r1 = uint32((it // {STAGES}) & 1)
             for kt in range(ktiles):
                 while not I.mbarrier_try_wait_parity(bar0 + 8 * s, r1):
