@@ -384,8 +384,8 @@ def kernel(TM, C, D, M, N, K, ldc_r, ldc_c, ldd_r, ldd_c, sc, sd, alpha, beta,
                 zb = b * b_batched
                 for kt in range(ktiles):
                     # (one thread: its division by STAGES is cheap beside the consumers', which
-                    # count instead; two more live counters made the cluster producer spill
-                    # within its 40 registers)
+                    # count instead; two more live counters spilled within the producer's 40
+                    # registers in the multicast builds)
                     s = it % {STAGES}
                     if it >= {STAGES}:
                         ph = uint32(((it // {STAGES}) - 1) & 1)
