@@ -1,6 +1,7 @@
 """Executing a GEMM plan: copies where the plan asks, the output, the launch."""
 from __future__ import annotations
 
+import contextlib
 import threading
 
 import numpy as np
@@ -193,13 +194,12 @@ def _sm90a(p, va, vb, C, D, c3, d3, alpha, beta, ext, ext_types, epilogue, epi_k
                                                d3[0])]
     args += [np.float32(alpha), np.float32(beta), np.int32(tiles_m), np.int32(tiles_n),
              np.int32(p.batch), np.int32(_bstride(va) != 0), np.int32(_bstride(vb) != 0), ext]
-    if cache is None:
-        _launch(kern, sig, (grid, 1, 1), cfg.threads, kern.nbk_smem_bytes, handle, args,
-                key_parts, wk.SM90A)
-        return
-    runner.ensure_built(kern, sig, wk.SM90A, key_parts, kern.nbk_smem_bytes)  # not under the lock
-    with cache.lock:  # the maps' memory is not freed before the launch is queued
-        args[0] = cache.device_view(va.ptr, vb.ptr, encoded=TM)
+    if cache is not None:
+        runner.ensure_built(kern, sig, wk.SM90A, key_parts, kern.nbk_smem_bytes)  # not locked
+    # the maps' memory is not freed before the launch is queued
+    with cache.lock if cache is not None else contextlib.nullcontext():
+        if cache is not None:
+            args[0] = cache.device_view(va.ptr, vb.ptr, encoded=TM)
         _launch(kern, sig, (grid, 1, 1), cfg.threads, kern.nbk_smem_bytes, handle, args,
                 key_parts, wk.SM90A)
 
