@@ -126,6 +126,13 @@ CASES = [
     ("float16", (2, 1), 72, 128, 64, "cr", (64, 128, 2, 8, False, 64, 1, True, True), False, True),
     ("bfloat16", (0, 0), 70, 136, 72, "rc", (64, 64, 2, 8, False, 64, 1, True, True), True, False),
     ("float16", (0, 0), 136, 128, 136, "rr", (128, 64, 3, 8, False, 128, 1, True, True), False, False),
+    # stream-K over 3 blocks (run.SIM_BLOCKS_STREAMK): 8 tiles, so the last 5 are shared out
+    # by k-tiles and split between neighbouring blocks; staged and guarded epilogues, beta * C,
+    # a batch with a fused epilogue (every tile shared), two consumers with depth 2
+    ("bfloat16", (0, 0), 200, 128, 320, "rr", (64, 64, 2, 8, False, 64, 1, True, False, 1, True), False, False),
+    ("float16", (0, 0), 200, 72, 200, "cr", (64, 64, 3, 8, False, 64, 1, True, False, 1, True), True, False),
+    ("bfloat16", (2, 1), 72, 64, 136, "rc", (64, 64, 2, 8, False, 64, 1, True, False, 1, True), False, True),
+    ("float16", (0, 0), 130, 72, 264, "rr", (128, 64, 3, 8, False, 64, 1, True, False, 2, True), False, False),
 ]
 
 
@@ -370,7 +377,7 @@ def _staged_build(cfg, kind, a_km, b_km, epi):
     k = wgmma_kernel.build_kernel(cfg, kind, a_km, b_km, bias_relu if epi else None,
                                   int(epi), 2)
     ext = types.Tuple((types.Array(types.float32, 1, "C"),) if epi else ())
-    ptx = toolchain.compile_ptx_for(k.py_func, run._wgmma_sig(ext), "sm_90a",
+    ptx = toolchain.compile_ptx_for(k.py_func, run._wgmma_sig(ext, cfg.streamk), "sm_90a",
                                     launch_bounds=k.nbk_launch_bounds)
     asm = toolchain.assemble(ptx, "sm_90a")
     return k, asm, toolchain.disassemble(asm.cubin)
@@ -444,6 +451,52 @@ def test_offload_config_is_validated_and_round_trips():
     for bad in (dict(pingpong=True), dict(cluster=2), dict(staged=False)):
         with pytest.raises(NbkernelsError, match="offload"):
             wc.WgmmaConfig(128, 128, 4, offload=True, **bad)
+
+
+@needs_ptxas
+@pytest.mark.parametrize("tile,kind,a_km,b_km,epi", [
+    ((128, 256, 4), "bf16", True, False, False),
+    ((256, 128, 4, 8, False, 128), "f16", False, True, True)])
+def test_streamk_tiles_assemble_without_spills(tile, kind, a_km, b_km, epi):
+    """Stream-K: per consumer thread, its accumulators stored as partial sums (one 4-byte store
+    each) and read back by the owner of a split tile (one load each), one flag exchange a
+    warp, the owner's polling; the schedule lives in shared memory, and nothing spills."""
+    from nbkernels.matmul import wgmma_config
+
+    cfg = wgmma_config.WgmmaConfig(*tile, streamk=True)
+    k, asm, sass = _staged_build(cfg, kind, a_km, b_km, epi)
+    assert asm.spill_stores == asm.spill_loads == asm.stack_bytes == 0, asm.log
+    regs = cfg.blocks_m * cfg.bn // 2
+    assert len(re.findall(r"\bSTG\.E\s", sass)) >= regs
+    assert len(re.findall(r"\bLDG\.E\s", sass)) >= regs
+    assert len(re.findall(r"ATOMG\.E\.EXCH\.64", sass)) == 1
+    assert re.search(r"ATOMG\.E\.ADD\.64", sass)
+    assert len(re.findall(r"\bSTSM\.16\.M88\.4\b", sass)) == 4 * (cfg.bn // 64) * cfg.blocks_m
+
+
+def test_streamk_config_is_validated_round_trips_and_keeps_other_sources():
+    from nbkernels.errors import NbkernelsError
+    from nbkernels.matmul import wgmma_config as wc, wgmma_kernel as wk
+    from nbkernels.matmul.bench_hopper import config_name, parse_config
+
+    cfg = parse_config("128x256x4k")
+    assert cfg == wc.WgmmaConfig(128, 256, 4, streamk=True) == wc.WgmmaConfig(*cfg.key)
+    assert config_name(cfg) == "128x256x4k" and "stream-K" in str(cfg)
+    assert parse_config("128x256x4d2k") == wc.WgmmaConfig(128, 256, 4, depth=2, streamk=True)
+    for bad in (dict(pingpong=True), dict(cluster=2), dict(offload=True)):
+        with pytest.raises(NbkernelsError, match="streamk"):
+            wc.WgmmaConfig(128, 128, 4, streamk=True, **bad)
+    src = wk.build_kernel(cfg, "bf16", True, False).nbk_source
+    assert "ws, flags, nonce, extra" in src and "cuda.atomic.exch" in src
+    plain = wk.build_kernel(wc.DEFAULT, "bf16", True, False).nbk_source
+    assert "skv" not in plain and "nonce" not in plain and "range(ktiles)" in plain
+
+
+def test_streamk_nonces_differ_per_call_and_are_never_zero():
+    from nbkernels.matmul import run
+
+    got = [int(run._nonce()) for _ in range(1000)]
+    assert len(set(got)) == 1000 and 0 not in got
 
 
 def test_every_candidate_tile_has_room_for_the_staged_epilogue():

@@ -306,3 +306,63 @@ def test_cluster_grid_is_what_fits_and_a_multiple_of_two():
     st = steps[0]
     assert len(st.fn) == 3 and st.fn[2] == (2, 1, 1), st.fn
     assert st.grid[0] % 2 == 0 and 2 <= st.grid[0] <= 132, st.grid
+
+
+# --- stream-K over the last wave (WgmmaConfig.streamk) -----------------------------------------
+SK = wc.WgmmaConfig(128, 256, 4, streamk=True)
+# dtype, (batch a, batch b), M, N, K, layouts, with C: more 128x256 tiles than an H100's or
+# H200's 132 SMs and not a multiple of them, so tiles are split between blocks (the plan says
+# so); every tile shared (fewer than 2 x 132), ranges over several tiles (short K), a cut last
+# k-tile, batches, a last tile column cut by N (guarded stores), beta * C, transposed a; one k-tile
+# a tile (nothing to split); 2048 tiles at 8192x8192x1024.
+SK_CASES = [
+    ("bfloat16", (0, 0), 2304, 2304, 1000, "rr", False),
+    ("float16", (0, 0), 3000, 2000, 200, "rc", True),
+    ("bfloat16", (5, 5), 1000, 1000, 296, "cr", False),
+    ("float16", (0, 0), 5000, 1000, 512, "tr", False),
+    ("bfloat16", (0, 0), 8192, 8192, 1024, "rr", False),
+    ("bfloat16", (0, 0), 4096, 4096, 64, "rr", True),
+]
+
+
+@pytest.mark.parametrize("case", SK_CASES, ids=lambda c: f"{c[0]}-{c[2]}x{c[3]}x{c[4]}-{c[5]}")
+def test_streamk_splits_the_last_wave_and_adds_the_partial_sums(case):
+    dtype, (ba, bb), m, n, k, lay, use_c = case
+    rng = np.random.default_rng()
+    a, b, c, alpha, beta, shape, _ = _operands(rng, dtype, ba, bb, m, n, k, lay, use_c)
+    da, db = device_like(a), device_like(b)
+    dc = cupy.asarray(c) if c is not None else None
+    kw = dict(alpha=alpha, beta=beta, variant="sm90a", tile=SK)
+    plan = nbkernels.explain(da, db, dc, **kw)
+    assert "stream-K: the last" in plan, plan
+    want = reference(a, b, c, alpha, beta)
+    for _ in range(2):  # the second call's workspace may be the first's memory, flags and all
+        out = _poisoned(shape, dtype)
+        assert nbkernels.gemm(da, db, dc, out=out, **kw) is out
+        err, where = relerr(cupy.asnumpy(out), want)
+        assert err <= TOLERANCES[(dtype, None)], f"case {case}: relative error {err:.3g}; {where}"
+
+
+def test_streamk_back_to_back_calls_and_a_fused_epilogue():
+    """Calls queued without a synchronisation between them (each with its own workspace from
+    CuPy's pool and its own nonce), then a fused bias+ReLU epilogue on split tiles."""
+    rng = np.random.default_rng()
+    pairs = [(make(rng, "bfloat16", (2304, 512)), make(rng, "bfloat16", (512, 2304)))
+             for _ in range(4)]
+    outs = [nbkernels.gemm(cupy.asarray(a), cupy.asarray(b), variant="sm90a", tile=SK)
+            for a, b in pairs]
+    for (a, b), out in zip(pairs, outs):
+        err, where = relerr(cupy.asnumpy(out), reference(a, b))
+        assert err <= TOLERANCES[("bfloat16", None)], where
+
+    @nbkernels.gemm
+    def bias_relu(acc, i, j, bias):
+        return max(acc + bias[j], 0.0)
+
+    a, b = pairs[0]
+    bias = rng.standard_normal(2304).astype(np.float32)
+    out = cupy.full((2304, 2304), np.nan, BF16)
+    bias_relu(cupy.asarray(a), cupy.asarray(b), cupy.asarray(bias), out=out, variant="sm90a",
+              tile=SK)
+    err, where = relerr(cupy.asnumpy(out), np.maximum(reference(a, b) + bias, 0))
+    assert err <= TOLERANCES[("bfloat16", None)], where

@@ -67,7 +67,8 @@ def _wgmma(kind: str, a_kmajor: bool, b_kmajor: bool, arch: Arch):
     cfg = wgmma_config.DEFAULT  # 16-byte aligned rows: the staged epilogue, with the guarded
     k = wgmma_kernel.build_kernel(cfg, kind, a_kmajor, b_kmajor, None, 0,  # pairs beside it
                                   2 if cfg.staged else True)
-    return k.py_func, run._wgmma_sig(types.Tuple(())), k.nbk_launch_bounds, k.nbk_smem_bytes
+    return (k.py_func, run._wgmma_sig(types.Tuple(()), cfg.streamk), k.nbk_launch_bounds,
+            k.nbk_smem_bytes)
 
 
 def _frag_db(kind: str, arch: Arch):

@@ -342,6 +342,15 @@ def _plan_sm90a(p, tile, forced, sms, max_smem) -> bool:
         why = (f"guarded stores (staging needs {cfg.smem_bytes() + wgmma_kernel.staging_bytes(cfg)}"
                f" B of shared memory; this device allows {max_smem})")
     p.reasons.append("epilogue: " + why)
+    if cfg.streamk:
+        blocks = min(tiles, sms)
+        if tiles > blocks and tiles % blocks:
+            p.reasons.append(f"stream-K: the last {blocks + tiles % blocks} of {tiles} tiles "
+                             f"shared out by k-tiles over {blocks} blocks (a partial last wave "
+                             "of whole tiles would leave SMs idle)")
+        else:
+            p.reasons.append(f"stream-K not needed: {tiles} tiles divide evenly over {blocks} "
+                             "blocks")
     return True
 
 

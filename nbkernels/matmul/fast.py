@@ -122,7 +122,8 @@ def remember(key, p, c, out_given):
     """After a full call: keep a launcher if its launches can be replayed."""
     launches = getattr(run._LAST, "launches", None)
     if (key is None or not launches or p.copies or p.batch > run._MAX_GRID_Y or p.host
-            or p.k == 0 or p.m == 0 or p.n == 0):
+            or p.k == 0 or p.m == 0 or p.n == 0
+            or p.variant == "sm90a" and p.tile.streamk):  # a fresh nonce and workspace a call
         return
     n_scalars = 15 if p.variant == "simt" else 13
     steps = []

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import contextlib
+import itertools
+import secrets
 import threading
 
 import numpy as np
@@ -181,9 +183,11 @@ def _sm90a(p, va, vb, C, D, c3, d3, alpha, beta, ext, ext_types, epilogue, epi_k
         _LAST.maps = cache  # the repeat-call path asks it for the maps of other arrays
     tiles_m, tiles_n = -(-p.m // cfg.bm), -(-p.n // cfg.bn)
     ntiles = tiles_m * tiles_n * p.batch
-    sms = 1 if runner.simulated() else device_limits()[0]
+    # the simulator runs blocks one after another: one walks every tile, or with stream-K
+    # three, so that tiles are split between blocks there too
+    sms = (SIM_BLOCKS_STREAMK if cfg.streamk else 1) if runner.simulated() else device_limits()[0]
     grid = min(ntiles, sms * wk.BLOCKS_PER_SM)
-    sig = _wgmma_sig(ext_types)
+    sig = _wgmma_sig(ext_types, cfg.streamk)
     key_parts = ("wgmma", cfg.key, p.kind, p.a_kmajor, p.b_kmajor, pair, epi_key)
     if cfg.cluster > 1:  # persistent clusters, one per tile pair, as many as fit at once
         pairs = -(-tiles_m // cfg.cluster) * tiles_n * p.batch
@@ -193,7 +197,14 @@ def _sm90a(p, va, vb, C, D, c3, d3, alpha, beta, ext, ext_types, epilogue, epi_k
     args = [TM, C, D] + [np.int64(x) for x in (p.m, p.n, p.k, c3[1], c3[2], d3[1], d3[2], c3[0],
                                                d3[0])]
     args += [np.float32(alpha), np.float32(beta), np.int32(tiles_m), np.int32(tiles_n),
-             np.int32(p.batch), np.int32(_bstride(va) != 0), np.int32(_bstride(vb) != 0), ext]
+             np.int32(p.batch), np.int32(_bstride(va) != 0), np.int32(_bstride(vb) != 0)]
+    if cfg.streamk:  # partial sums of split tiles and one flag per consumer warp, per block
+        split = ntiles > grid and ntiles % grid != 0
+        ws = runner.empty(va, (grid * wk.partial_floats(cfg) if split else 1,), np.float32)
+        flags = runner.empty(va, (grid * cfg.consumers * 4 if split else 1,), np.int64)
+        args += [runner.flat(arrays.as_view(ws, "workspace"), np.float32),
+                 runner.flat(arrays.as_view(flags, "workspace"), np.int64), _nonce()]
+    args.append(ext)
     if cache is not None:
         runner.ensure_built(kern, sig, wk.SM90A, key_parts, kern.nbk_smem_bytes)  # not locked
     # the maps' memory is not freed before the launch is queued
@@ -211,18 +222,34 @@ def prebuild_sm90a(cfg, kind, a_kmajor, b_kmajor, pair):
     from . import wgmma_kernel as wk
 
     kern = api._wgmma(cfg, kind, a_kmajor, b_kmajor, None, 0, pair)
-    sig = _wgmma_sig(types.Tuple(()))
+    sig = _wgmma_sig(types.Tuple(()), cfg.streamk)
     parts = ("wgmma", cfg.key, kind, a_kmajor, b_kmajor, pair, None, str(sig))
     cluster = getattr(kern, "nbk_cluster", None)
     key = launch.cache_key(kern.py_func.__qualname__.split(".")[0], parts, wk.SM90A, cluster)
     launch.build(kern.py_func, sig, wk.SM90A, key, kern.nbk_launch_bounds, cluster)
 
 
-def _wgmma_sig(ext_types):
+def _wgmma_sig(ext_types, streamk=False):
     """Tensor maps (uint8[2, 128]), C, D (bytes), 9 int64 sizes/strides, alpha, beta, tiles
-    m/n, batch, a/b batched."""
+    m/n, batch, a/b batched; with stream-K the partial sums (float32), the flags (int64) and
+    the call's nonce."""
+    sk = (types.Array(types.float32, 1, "C"), types.Array(types.int64, 1, "C"),
+          types.int64) if streamk else ()
     return (types.Array(types.uint8, 2, "C"),) + (types.Array(types.uint8, 1, "C"),) * 2 + \
-        (types.int64,) * 9 + (types.float32,) * 2 + (types.int32,) * 5 + (ext_types,)
+        (types.int64,) * 9 + (types.float32,) * 2 + (types.int32,) * 5 + sk + (ext_types,)
+
+
+#: blocks of a stream-K launch in the simulator (see _sm90a)
+SIM_BLOCKS_STREAMK = 3
+#: A stream-K launch's flags say "this call's partial sums are written" by holding the call's
+#: nonce: the workspace comes uninitialised from the caller's allocator, and no two calls of
+#: the process share a nonce (a random 63-bit start, so another process's leftovers in reused
+#: memory match with probability 2**-63 per flag).
+_NONCES = itertools.count(secrets.randbits(63))
+
+
+def _nonce():
+    return np.int64(next(_NONCES) % (1 << 63) or 1)
 
 
 # Kernel signatures, as execute and _split_k pass the arguments (nbkernels compile builds the

@@ -46,6 +46,13 @@ class WgmmaConfig:
     #: k-tiles of wgmma a consumer leaves in flight when it waits (``wgmma.wait_group(depth)``);
     #: their stages are freed ``depth`` k-tiles later. Bench suffix ``d2``, ``d3``.
     depth: int = 1
+    #: stream-K for the last wave: where the tiles do not divide evenly among the blocks, the
+    #: k-tiles of the last ``blocks + tiles % blocks`` tiles are shared out evenly, so that no
+    #: block idles through a partial last wave. A tile split between two blocks is finished by
+    #: the one holding its first k-tiles, which adds the other's partial accumulators (through
+    #: a workspace in global memory) before the epilogue. Cooperative, unclustered tiles
+    #: without offload; bench suffix ``k``.
+    streamk: bool = False
 
     def __post_init__(self):
         problems = []
@@ -70,6 +77,9 @@ class WgmmaConfig:
         if self.offload and (self.pingpong or self.cluster != 1 or not self.staged):
             problems.append("offload (the producer's warps store the staged tile) is for "
                             "cooperative, unclustered, staged tiles")
+        if self.streamk and (self.pingpong or self.cluster != 1 or self.offload):
+            problems.append("streamk (split tiles of the last wave) is for cooperative, "
+                            "unclustered tiles without offload")
         if not 1 <= self.depth < self.stages:
             problems.append(f"depth (k-tiles of wgmma in flight) must be in [1, stages), got "
                             f"{self.depth}")
@@ -94,6 +104,8 @@ class WgmmaConfig:
         """The fields in order, the trailing defaults left out: ``WgmmaConfig(*key)`` is the
         config again (the prewarm jobs and the autotuner's table rebuild it so)."""
         base = (self.bm, self.bn, self.stages, self.group_m, self.pingpong, self.wg_rows)
+        if self.streamk:
+            return base + (self.cluster, self.staged, self.offload, self.depth, True)
         if self.depth != 1:
             return base + (self.cluster, self.staged, self.offload, self.depth)
         if self.offload:
@@ -119,7 +131,8 @@ class WgmmaConfig:
                 f"1 TMA producer, {self.stages} stages, persistent{pair}"
                 + ("" if self.staged else ", guarded-store epilogue")
                 + (", stores by the producer's warps" if self.offload else "")
-                + (f", {self.depth} k-tiles of wgmma in flight" if self.depth != 1 else ""))
+                + (f", {self.depth} k-tiles of wgmma in flight" if self.depth != 1 else "")
+                + (", stream-K over the last wave" if self.streamk else ""))
 
     @property
     def cluster_dims(self):

@@ -84,6 +84,12 @@ def consumer_regs(consumers: int, producer: int = PRODUCER_REGS) -> int:
 BLOCKS_PER_SM = 1  # the ring takes most of the shared memory
 
 
+def partial_floats(cfg: WgmmaConfig) -> int:
+    """Stream-K: the float32 partial sums a block leaves for the owner of a split tile (every
+    consumer thread's accumulator registers: the whole tile)."""
+    return cfg.bm * cfg.bn
+
+
 STAGING_ROW = 128  # bytes of a staged row: 64 16-bit columns
 WARP_STAGING = 16 * STAGING_ROW  # per consumer warp: its 16 rows of a 64-column chunk
 
@@ -218,6 +224,9 @@ def build_kernel(cfg: WgmmaConfig, kind: str, a_kmajor: bool, b_kmajor: bool, ep
     PP = cfg.pingpong
     DEPTH = cfg.depth
     CL = cfg.cluster > 1
+    SK = cfg.streamk
+    NCT = 128 * NC  # consumer threads
+    NREGS = MW * BN // 2  # accumulator registers per consumer thread
     store_all = _unrolled_epilogue(1, NF, out_kind, epilogue, n_extra, bool(pair_store))
     STAGED = pair_store == 2  # 16-byte aligned rows: tiles inside N may take the staged stores
     if STAGED and not cfg.staged:
@@ -265,8 +274,14 @@ def build_kernel(cfg: WgmmaConfig, kind: str, a_kmajor: bool, b_kmajor: bool, ep
     epilogue_src = []
     for w in range(MW):
         epilogue_src += [f"frag{w} = cuda.local.array((1, {NF}, 4), float32)"]
-        epilogue_src += [f"frag{w}[0, {n}, {i}] = acc{w}[{4 * n + i}]"
-                         for n in range(NF) for i in range(4)]
+        fill = [f"frag{w}[0, {n}, {i}] = acc{w}[{4 * n + i}]" for n in range(NF) for i in range(4)]
+        if SK:  # the owner of a split tile adds the other block's partial sums
+            epilogue_src += ["if fix:"] + [
+                f"    {x} + ws[pbase + {(w * BN // 2 + 4 * n + i) * NCT}]"
+                for x, (n, i) in zip(fill, [(n, i) for n in range(NF) for i in range(4)])] + [
+                "else:"] + ["    " + x for x in fill]
+        else:
+            epilogue_src += fill
         narrow = [
             f"store_all(frag{w}, m0 + row0 + {64 * w} + warp * 16 + (lane >> 2), "
             "n0 + 2 * (lane & 3), M, N, alpha, beta, c_at, d_at, ldc_r * OSZ, ldc_c * OSZ, "
@@ -345,6 +360,83 @@ def build_kernel(cfg: WgmmaConfig, kind: str, a_kmajor: bool, b_kmajor: bool, ep
     stage_slot = (f"(cw * {4 * MW} + warp) * {NCH * WARP_STAGING}" if OFFLOAD
                   else f"(ct // 32 + 4 * cw) * {WARP_STAGING}")
 
+    # Stream-K (SK): units of work instead of whole tiles. Each block first runs its range of
+    # the k-tiles of the first ``sk_tiles`` tiles (tile-major), then whole tiles as before.
+    # Every range holds at least one tile's k-tiles (sk_tiles >= blocks), so a tile is split
+    # between at most two blocks, and a block contributes at most one partial tile (its
+    # range's first unit) and finishes at most one (its last). The ranges run backwards over
+    # the blocks, so the block finishing a split tile (the one holding its k = 0 part, last in
+    # its range) is numbered one above the block it waits for: on the GPU that block computed
+    # its part first thing in its range; numba's simulator runs blocks in order.
+    if SK:
+        # Thread 0 works the block's share out once, into shared memory; each unit reads it
+        # back there (in registers, beside 128 accumulators, the values spilled).
+        sk_setup = f"""
+        nblk = int64(cuda.gridDim.x)
+        blk = int64(cuda.blockIdx.x)
+        ktiles = (K + {BK - 1}) // {BK}
+        ntiles = {sched["tm"]} * tiles_n * batch
+        sk_tiles = int64(0)  # the last wave's tiles and one whole wave, shared by k-tiles
+        if ntiles > nblk and ntiles % nblk != 0:
+            sk_tiles = nblk + ntiles % nblk
+        sk_iters = sk_tiles * ktiles
+        rr = nblk - 1 - blk  # this block's range of them
+        k_start = (rr * sk_iters) // nblk
+        k_end = ((rr + 1) * sk_iters) // nblk
+        first = k_start // ktiles
+        nseg = int64(0)
+        if sk_tiles > 0:
+            nseg = (k_end - 1) // ktiles - first + 1
+        skv[0] = k_start
+        skv[1] = k_end
+        skv[2] = first
+        skv[3] = nseg
+        skv[4] = sk_tiles
+        skv[5] = nseg + (ntiles - sk_tiles - blk + nblk - 1) // nblk  # + its whole tiles"""
+        unit_loop = ["for u in range(skv[5]):",
+                     "    if u < skv[3]:  # a stretch of k-tiles of a shared tile",
+                     "        tile = skv[2] + u",
+                     "        kb = max(skv[0] - tile * ktiles, int64(0))",
+                     "        ke = min(skv[1] - tile * ktiles, ktiles)",
+                     "    else:  # a whole tile",
+                     "        tile = skv[4] + cuda.blockIdx.x + (u - skv[3]) * cuda.gridDim.x",
+                     "        kb = int64(0)",
+                     "        ke = ktiles"]
+        krange, kfirst = "range(kb, ke)", "kt - kb"
+    else:
+        sk_setup = ""
+        unit_loop = [f"for tile in range({sched['start']}, ntiles, {sched['step']}):"]
+        krange, kfirst = "range(ktiles)", "kt"
+
+    def units(indent):
+        return "\n".join(" " * indent + x for x in unit_loop)
+
+    if SK:
+        # a split tile's later k-tiles: partial sums to this block's slot of the workspace
+        # (register r of consumer thread c at r * NCT + c: coalesced), then the warp's flag
+        part = [f"ws[pbase + {(w * BN // 2 + r) * NCT}] = acc{w}[{r}]"
+                for w in range(MW) for r in range(BN // 2)]
+        epilogue_src = [
+            "blk = int64(cuda.blockIdx.x)",
+            f"pbase = blk * {NREGS * NCT} + (t - 128)",
+            "if kb > 0:  # a later part of a split tile: its partial sums for the owner",
+            *["    " + x for x in part],
+            "    cuda.threadfence()",
+            "    I.warp_sync()",
+            "    if lane == 0:",
+            f"        cuda.atomic.exch(flags, blk * {NCT // 32} + (t - 128) // 32, nonce)",
+            "else:",
+            "    fix = ke < ktiles  # the first part of a split tile: wait for the rest",
+            "    if fix:",
+            "        if lane == 0:",
+            f"            while cuda.atomic.add(flags, (blk - 1) * {NCT // 32} + (t - 128) // 32, "
+            "int64(0)) != nonce:",
+            "                pass",
+            "        I.warp_sync()",
+            "        cuda.threadfence()",
+            f"    pbase -= {NREGS * NCT}  # block blk - 1's slot",
+            *["    " + x for x in epilogue_src]]
+
     def release(indent, addr):
         lines = [f"I.mbarrier_arrive({addr})"]
         if CL:
@@ -353,9 +445,10 @@ def build_kernel(cfg: WgmmaConfig, kind: str, a_kmajor: bool, b_kmajor: bool, ep
         return "\n".join(" " * indent + x for x in lines)
     src = f'''
 def kernel(TM, C, D, M, N, K, ldc_r, ldc_c, ldd_r, ldd_c, sc, sd, alpha, beta,
-           tiles_m, tiles_n, batch, a_batched, b_batched, extra):
+           tiles_m, tiles_n, batch, a_batched, b_batched, {"ws, flags, nonce, " if SK else ""}extra):
     sh = cuda.shared.array(0, np.uint8)
-    bars = cuda.shared.array({2 * STAGES + (3 if OFFLOAD else 1)}, np.uint64)
+    bars = cuda.shared.array({2 * STAGES + (3 if OFFLOAD else 1)}, np.uint64){"""
+    skv = cuda.shared.array(6, np.int64)  # stream-K: this block's share""" if SK else ""}
     t = cuda.threadIdx.x
     wg = t // 128
     pad = (1024 - I.smem_addr(sh, 0) % 1024) % 1024
@@ -368,7 +461,7 @@ def kernel(TM, C, D, M, N, K, ldc_r, ldc_c, ldd_r, ldd_c, sc, sd, alpha, beta,
             I.mbarrier_init(bar0 + 8 * s, 1)  # full[s]: the producer's arrival + TMA bytes
             I.mbarrier_init(bar0 + {8 * STAGES} + 8 * s, {(1 if PP else NC) * cfg.cluster})  # empty[s]: its consumers
         I.mbarrier_init(bar0 + {16 * STAGES}, 1)  # order: ping-pong main loops take turns{staged_bars}
-        I.fence_proxy_async()
+        I.fence_proxy_async(){sk_setup}
 {chr(10).join(init_fence + ["    " + x for x in sync + rank_src])}
     ktiles = (K + {BK - 1}) // {BK}
     per_batch = {sched["tm"]} * tiles_n
@@ -378,11 +471,11 @@ def kernel(TM, C, D, M, N, K, ldc_r, ldc_c, ldd_r, ldd_c, sc, sd, alpha, beta,
         I.setmaxnreg_dec({PREGS})
         if t == 0:
             it = 0
-            for tile in range({sched["start"]}, ntiles, {sched["step"]}):
+{units(12)}
 {coords(16)}
                 za = b * a_batched
                 zb = b * b_batched
-                for kt in range(ktiles):
+                for kt in {krange}:
                     # (one thread: its division by STAGES is cheap beside the consumers', which
                     # count instead; two more live counters spilled within the producer's 40
                     # registers in the multicast builds)
@@ -408,12 +501,13 @@ def kernel(TM, C, D, M, N, K, ldc_r, ldc_c, ldd_r, ldd_c, sc, sd, alpha, beta,
         row0 = {0 if PP else f"cw * {cfg.wg_rows}"}  # first tile row of this consumer's 64-row blocks
         ad0 = smem_desc(ring + row0 * {ROW_BYTES}, {a_lbo}, {a_sbo}, 1, 0)
         bd0 = smem_desc(ring + {A_BYTES}, {b_lbo}, {b_sbo}, 1, 0)
-        j = -1
-        for tile in range({sched["start"]}, ntiles, {sched["step"]}):
+        j = -1{"""
+        it = int64(0)  # the ring's k-tiles so far""" if SK else ""}
+{units(8)}
             j += 1  # the block's j-th tile: its k-tiles are the ring's j*ktiles ... on
             if {int(PP)} and j % 2 != cw:
-                continue  # ping-pong: the other consumer's tile
-            it = j * ktiles
+                continue  # ping-pong: the other consumer's tile{"" if SK else """
+            it = j * ktiles"""}
             if {int(PP)} and j > 0:
                 # Wait until the other consumer has waited for all of tile j-1's stages: the
                 # stages of tile j are then at most one phase ahead, which parity waits need.
@@ -424,7 +518,7 @@ def kernel(TM, C, D, M, N, K, ldc_r, ldc_c, ldd_r, ldd_c, sc, sd, alpha, beta,
             s = it % {STAGES}  # once a tile, then counted: dividing by 3, 5 or 6 in int64 each
             # k-tile cost the issuing warpgroup ~20 instructions (perf-notes s11)
             r1 = uint32((it // {STAGES}) & 1)
-            for kt in range(ktiles):
+            for kt in {krange}:
                 while not I.mbarrier_try_wait_parity(bar0 + 8 * s, r1):
                     pass
                 ad = ad0 + uint64(s * {STAGE // 16})
@@ -434,7 +528,7 @@ def kernel(TM, C, D, M, N, K, ldc_r, ldc_c, ldd_r, ldd_c, sc, sd, alpha, beta,
                 I.wgmma_commit_group()
                 I.wgmma_wait_group({DEPTH})
 {chr(10).join(f"                acc{w} = fop(acc{w})" for w in range(MW))}
-                if kt >= {DEPTH} and ct == 0:  # k-tile kt - DEPTH's wgmma are done: free its stage
+                if {kfirst} >= {DEPTH} and ct == 0:  # k-tile kt - DEPTH's wgmma are done: free its stage
                     q = s - {DEPTH}
                     if q < 0:
                         q += {STAGES}
@@ -450,7 +544,7 @@ def kernel(TM, C, D, M, N, K, ldc_r, ldc_c, ldd_r, ldd_c, sc, sd, alpha, beta,
 {chr(10).join(f"            acc{w} = fop(acc{w})" for w in range(MW))}
             if ct == 0:  # the stages of the last min(DEPTH, ktiles) k-tiles
                 for d in range({DEPTH}):
-                    if d < ktiles:
+                    if d < {"ke - kb" if SK else "ktiles"}:
 {release(24, f"bar0 + {8 * STAGES} + 8 * ((it - 1 - d) % {STAGES})")}
 {chr(10).join([" " * 12 + x for x in epilogue_src] + ["    " + x for x in sync if CL])}
 '''
