@@ -50,8 +50,9 @@ class WgmmaConfig:
     #: k-tiles of the last ``blocks + tiles % blocks`` tiles are shared out evenly, so that no
     #: block idles through a partial last wave. A tile split between two blocks is finished by
     #: the one holding its first k-tiles, which adds the other's partial accumulators (through
-    #: a workspace in global memory) before the epilogue. Cooperative, unclustered tiles
-    #: without offload; bench suffix ``k``.
+    #: a workspace in global memory) before the epilogue. Cooperative, unclustered tiles of
+    #: 64-row consumers without offload; bench suffix ``k``. Measured slower than the default
+    #: everywhere (perf-notes s12): opt-in, never dispatched.
     streamk: bool = False
 
     def __post_init__(self):
@@ -77,9 +78,12 @@ class WgmmaConfig:
         if self.offload and (self.pingpong or self.cluster != 1 or not self.staged):
             problems.append("offload (the producer's warps store the staged tile) is for "
                             "cooperative, unclustered, staged tiles")
-        if self.streamk and (self.pingpong or self.cluster != 1 or self.offload):
+        if self.streamk and (self.pingpong or self.cluster != 1 or self.offload
+                             or self.wg_rows != 64):
+            # (consumers of 128 rows, two accumulators each, spilled 140 B with a fused
+            # epilogue: CI31)
             problems.append("streamk (split tiles of the last wave) is for cooperative, "
-                            "unclustered tiles without offload")
+                            "unclustered tiles of 64-row consumers without offload")
         if not 1 <= self.depth < self.stages:
             problems.append(f"depth (k-tiles of wgmma in flight) must be in [1, stages), got "
                             f"{self.depth}")
