@@ -47,8 +47,9 @@ class WgmmaConfig:
     #: their stages are freed ``depth`` k-tiles later. Bench suffix ``d2``, ``d3``.
     depth: int = 1
     #: stream-K for the last wave: where the tiles do not divide evenly among the blocks, the
-    #: k-tiles of the last ``blocks + tiles % blocks`` tiles are shared out evenly, so that no
-    #: block idles through a partial last wave. A tile split between two blocks is finished by
+    #: k-tiles of ``blocks + tiles % blocks`` tiles (the last wave's worth and one whole wave;
+    #: the first tiles in the tile order, run first) are shared out evenly, so that no block
+    #: idles through a partial last wave. A tile split between two blocks is finished by
     #: the one holding its first k-tiles, which adds the other's partial accumulators (through
     #: a workspace in global memory) before the epilogue. Cooperative, unclustered tiles of
     #: 64-row consumers without offload; bench suffix ``k``. Measured slower than the default
