@@ -492,6 +492,15 @@ def test_streamk_config_is_validated_round_trips_and_keeps_other_sources():
     assert "skv" not in plain and "nonce" not in plain and "range(ktiles)" in plain
 
 
+def test_streamk_shares_a_partial_wave_and_one_more_or_nothing():
+    from nbkernels.matmul.wgmma_kernel import streamk_tiles
+
+    assert streamk_tiles(162, 132) == 162  # fewer than two waves: every tile
+    assert streamk_tiles(2048, 132) == 132 + 68 and streamk_tiles(512, 132) == 132 + 116
+    assert streamk_tiles(264, 132) == streamk_tiles(100, 100) == 0  # whole waves
+    assert streamk_tiles(8, 3) == 5  # the simulator's three blocks (SIM_BLOCKS_STREAMK)
+
+
 def test_streamk_nonces_differ_per_call_and_are_never_zero():
     from nbkernels.matmul import run
 

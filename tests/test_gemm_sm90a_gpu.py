@@ -334,7 +334,7 @@ def test_streamk_splits_the_last_wave_and_adds_the_partial_sums(case):
     dc = cupy.asarray(c) if c is not None else None
     kw = dict(alpha=alpha, beta=beta, variant="sm90a", tile=SK)
     plan = nbkernels.explain(da, db, dc, **kw)
-    assert "stream-K: the last" in plan, plan
+    assert "stream-K: " in plan and "shared out by k-tiles" in plan, plan
     want = reference(a, b, c, alpha, beta)
     for _ in range(2):  # the second call's workspace may be the first's memory, flags and all
         out = _poisoned(shape, dtype)

@@ -344,10 +344,11 @@ def _plan_sm90a(p, tile, forced, sms, max_smem) -> bool:
     p.reasons.append("epilogue: " + why)
     if cfg.streamk:
         blocks = min(tiles, sms)
-        if tiles > blocks and tiles % blocks:
-            p.reasons.append(f"stream-K: the last {blocks + tiles % blocks} of {tiles} tiles "
-                             f"shared out by k-tiles over {blocks} blocks (a partial last wave "
-                             "of whole tiles would leave SMs idle)")
+        shared = wgmma_kernel.streamk_tiles(tiles, blocks)
+        if shared:
+            p.reasons.append(f"stream-K: {shared} of {tiles} tiles (a partial wave's worth and one "
+                             f"whole wave) shared out by k-tiles over {blocks} blocks, so that no "
+                             "SM idles through a partial last wave of whole tiles")
         else:
             p.reasons.append(f"stream-K not needed: {tiles} tiles divide evenly over {blocks} "
                              "blocks")

@@ -199,7 +199,7 @@ def _sm90a(p, va, vb, C, D, c3, d3, alpha, beta, ext, ext_types, epilogue, epi_k
     args += [np.float32(alpha), np.float32(beta), np.int32(tiles_m), np.int32(tiles_n),
              np.int32(p.batch), np.int32(_bstride(va) != 0), np.int32(_bstride(vb) != 0)]
     if cfg.streamk:  # partial sums of split tiles and one flag per consumer warp, per block
-        split = ntiles > grid and ntiles % grid != 0
+        split = wk.streamk_tiles(ntiles, grid) > 0
         ws = runner.empty(va, (grid * wk.partial_floats(cfg) if split else 1,), np.float32)
         flags = runner.empty(va, (grid * cfg.consumers * 4 if split else 1,), np.int64)
         args += [runner.flat(arrays.as_view(ws, "workspace"), np.float32),

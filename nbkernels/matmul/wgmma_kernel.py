@@ -84,6 +84,13 @@ def consumer_regs(consumers: int, producer: int = PRODUCER_REGS) -> int:
 BLOCKS_PER_SM = 1  # the ring takes most of the shared memory
 
 
+def streamk_tiles(tiles: int, blocks: int) -> int:
+    """Stream-K: how many tiles (the first in the tile order) a launch of ``blocks`` blocks
+    over ``tiles`` tiles shares out by k-tiles; 0 where the tiles divide evenly. The kernel
+    computes the same in its source (``sk_tiles``)."""
+    return blocks + tiles % blocks if tiles > blocks and tiles % blocks else 0
+
+
 def partial_floats(cfg: WgmmaConfig) -> int:
     """Stream-K: the float32 partial sums a block leaves for the owner of a split tile (every
     consumer thread's accumulator registers: the whole tile)."""
@@ -274,11 +281,10 @@ def build_kernel(cfg: WgmmaConfig, kind: str, a_kmajor: bool, b_kmajor: bool, ep
     epilogue_src = []
     for w in range(MW):
         epilogue_src += [f"frag{w} = cuda.local.array((1, {NF}, 4), float32)"]
-        fill = [f"frag{w}[0, {n}, {i}] = acc{w}[{4 * n + i}]" for n in range(NF) for i in range(4)]
+        fill = [f"frag{w}[0, {r // 4}, {r % 4}] = acc{w}[{r}]" for r in range(BN // 2)]
         if SK:  # the owner of a split tile adds the other block's partial sums
             epilogue_src += ["if fix:"] + [
-                f"    {x} + ws[pbase + {(w * BN // 2 + 4 * n + i) * NCT}]"
-                for x, (n, i) in zip(fill, [(n, i) for n in range(NF) for i in range(4)])] + [
+                f"    {x} + ws[pbase + {(w * BN // 2 + r) * NCT}]" for r, x in enumerate(fill)] + [
                 "else:"] + ["    " + x for x in fill]
         else:
             epilogue_src += fill
