@@ -126,11 +126,13 @@ CASES = [
     ("float16", (2, 1), 72, 128, 64, "cr", (64, 128, 2, 8, False, 64, 1, True, True), False, True),
     ("bfloat16", (0, 0), 70, 136, 72, "rc", (64, 64, 2, 8, False, 64, 1, True, True), True, False),
     ("float16", (0, 0), 136, 128, 136, "rr", (128, 64, 3, 8, False, 128, 1, True, True), False, False),
-    # stream-K over 3 blocks (run.SIM_BLOCKS_STREAMK): 8 tiles, so the last 5 are shared out
-    # by k-tiles and split between neighbouring blocks; staged and guarded epilogues, beta * C,
-    # a batch with a fused epilogue (every tile shared), two consumers with depth 2
+    # split tail over 3 blocks (run.SIM_BLOCKS_STREAMK): 8 tiles leave a last wave of 2 (more
+    # than half the blocks: whole tiles only); 4 tiles leave 1, split in K halves (2 and 2,
+    # 1 and 2, 2 and 3 k-tiles) between blocks 0 and 1; a single tile gets two blocks. Staged
+    # and guarded epilogues, beta * C, a batch with a fused epilogue, two consumers with depth 2
     ("bfloat16", (0, 0), 200, 128, 320, "rr", (64, 64, 2, 8, False, 64, 1, True, False, 1, True), False, False),
-    ("float16", (0, 0), 200, 72, 200, "cr", (64, 64, 3, 8, False, 64, 1, True, False, 1, True), True, False),
+    ("bfloat16", (0, 0), 100, 104, 200, "rr", (64, 64, 2, 8, False, 64, 1, True, False, 1, True), False, False),
+    ("float16", (0, 0), 56, 64, 136, "cr", (64, 64, 3, 8, False, 64, 1, True, False, 1, True), True, False),
     ("bfloat16", (2, 1), 72, 64, 136, "rc", (64, 64, 2, 8, False, 64, 1, True, False, 1, True), False, True),
     ("float16", (0, 0), 130, 72, 264, "rr", (128, 64, 3, 8, False, 64, 1, True, False, 2, True), False, False),
 ]
@@ -458,7 +460,7 @@ def test_offload_config_is_validated_and_round_trips():
     ((128, 256, 4), "bf16", True, False, False),
     ((128, 256, 4), "f16", False, True, True)])
 def test_streamk_tiles_assemble_without_spills(tile, kind, a_km, b_km, epi):
-    """Stream-K: per consumer thread, its accumulators stored as partial sums (one 4-byte store
+    """Split tail: per consumer thread, its accumulators stored as partial sums (one 4-byte store
     each) and read back by the owner of a split tile (one load each), one flag exchange a
     warp, the owner's polling; the schedule lives in shared memory, and nothing spills."""
     from nbkernels.matmul import wgmma_config
@@ -481,7 +483,7 @@ def test_streamk_config_is_validated_round_trips_and_keeps_other_sources():
 
     cfg = parse_config("128x256x4k")
     assert cfg == wc.WgmmaConfig(128, 256, 4, streamk=True) == wc.WgmmaConfig(*cfg.key)
-    assert config_name(cfg) == "128x256x4k" and "stream-K" in str(cfg)
+    assert config_name(cfg) == "128x256x4k" and "split in K halves" in str(cfg)
     assert parse_config("128x256x4d2k") == wc.WgmmaConfig(128, 256, 4, depth=2, streamk=True)
     for bad in (dict(pingpong=True), dict(cluster=2), dict(offload=True), dict(bm=256, wg_rows=128)):
         with pytest.raises(NbkernelsError, match="streamk"):
@@ -492,13 +494,19 @@ def test_streamk_config_is_validated_round_trips_and_keeps_other_sources():
     assert "skv" not in plain and "nonce" not in plain and "range(ktiles)" in plain
 
 
-def test_streamk_shares_a_partial_wave_and_one_more_or_nothing():
-    from nbkernels.matmul.wgmma_kernel import streamk_tiles
+def test_split_tail_takes_a_last_wave_of_at_most_half_the_blocks():
+    from nbkernels.matmul.wgmma_kernel import split_tail, streamk_grid
 
-    assert streamk_tiles(162, 132) == 162  # fewer than two waves: every tile
-    assert streamk_tiles(2048, 132) == 132 + 68 and streamk_tiles(512, 132) == 132 + 116
-    assert streamk_tiles(264, 132) == streamk_tiles(100, 100) == 0  # whole waves
-    assert streamk_tiles(8, 3) == 5  # the simulator's three blocks (SIM_BLOCKS_STREAMK)
+    assert split_tail(1376, 132, 64) == 56  # 4096x11008 in 128x256 tiles: 10 waves and 56
+    assert split_tail(2048, 132, 64) == 0 and split_tail(512, 132, 64) == 0  # 68, 116 > 66
+    assert split_tail(264, 132, 64) == 0  # whole waves
+    assert split_tail(1376, 132, 1) == 0  # one k-tile: nothing to halve
+    assert streamk_grid(16, 132) == 32 and split_tail(16, 32, 2) == 16  # every tile split
+    assert streamk_grid(100, 132) == 100 and split_tail(100, 100, 64) == 0
+    assert streamk_grid(1376, 132) == 132
+    assert streamk_grid(4, 3) == 3 and split_tail(4, 3, 4) == 1  # the simulator's 3 blocks
+    assert streamk_grid(1, 3) == 2 and split_tail(1, 2, 3) == 1
+    assert split_tail(8, 3, 5) == 0
 
 
 def test_streamk_nonces_differ_per_call_and_are_never_zero():

@@ -308,33 +308,35 @@ def test_cluster_grid_is_what_fits_and_a_multiple_of_two():
     assert st.grid[0] % 2 == 0 and 2 <= st.grid[0] <= 132, st.grid
 
 
-# --- stream-K over the last wave (WgmmaConfig.streamk) -----------------------------------------
+# --- split tail (WgmmaConfig.streamk) ----------------------------------------------------------
 SK = wc.WgmmaConfig(128, 256, 4, streamk=True)
-# dtype, (batch a, batch b), M, N, K, layouts, with C: more 128x256 tiles than an H100's or
-# H200's 132 SMs and not a multiple of them, so tiles are split between blocks (the plan says
-# so); every tile shared (fewer than 2 x 132), ranges over several tiles (short K), a cut last
-# k-tile, batches, a last tile column cut by N (guarded stores), beta * C, transposed a; one k-tile
-# a tile (nothing to split); 2048 tiles at 8192x8192x1024.
+# dtype, (batch a, batch b), M, N, K, layouts, with C, whether the tail splits on an H100's or
+# H200's 132 SMs: 162, 192 and 160 tiles (tails of 30, 60 and 28), with a cut last k-tile,
+# batches, a last tile column cut by N (guarded stores), beta * C, transposed a; 8 tiles (all
+# split, 16 blocks); two k-tiles (one each, the second cut); tails larger than half the blocks (2048 tiles at
+# 8192x8192x1024, 512 at 4096^3) and one k-tile a tile: whole tiles only.
 SK_CASES = [
-    ("bfloat16", (0, 0), 2304, 2304, 1000, "rr", False),
-    ("float16", (0, 0), 3000, 2000, 200, "rc", True),
-    ("bfloat16", (5, 5), 1000, 1000, 296, "cr", False),
-    ("float16", (0, 0), 5000, 1000, 512, "tr", False),
-    ("bfloat16", (0, 0), 8192, 8192, 1024, "rr", False),
-    ("bfloat16", (0, 0), 4096, 4096, 64, "rr", True),
+    ("bfloat16", (0, 0), 2304, 2304, 1000, "rr", False, True),
+    ("float16", (0, 0), 3000, 2000, 200, "rc", True, True),
+    ("bfloat16", (5, 5), 1000, 1000, 296, "cr", False, True),
+    ("float16", (0, 0), 5000, 1000, 512, "tr", False, True),
+    ("bfloat16", (0, 0), 512, 512, 1000, "rr", True, True),
+    ("float16", (0, 0), 2304, 2304, 120, "rr", False, True),
+    ("bfloat16", (0, 0), 8192, 8192, 1024, "rr", False, False),
+    ("bfloat16", (0, 0), 4096, 4096, 64, "rr", True, False),
 ]
 
 
 @pytest.mark.parametrize("case", SK_CASES, ids=lambda c: f"{c[0]}-{c[2]}x{c[3]}x{c[4]}-{c[5]}")
 def test_streamk_splits_the_last_wave_and_adds_the_partial_sums(case):
-    dtype, (ba, bb), m, n, k, lay, use_c = case
+    dtype, (ba, bb), m, n, k, lay, use_c, splits = case
     rng = np.random.default_rng()
     a, b, c, alpha, beta, shape, _ = _operands(rng, dtype, ba, bb, m, n, k, lay, use_c)
     da, db = device_like(a), device_like(b)
     dc = cupy.asarray(c) if c is not None else None
     kw = dict(alpha=alpha, beta=beta, variant="sm90a", tile=SK)
     plan = nbkernels.explain(da, db, dc, **kw)
-    assert "stream-K: " in plan and "shared out by k-tiles" in plan, plan
+    assert ("each split into two K halves" in plan) == splits and "split tail" in plan, plan
     want = reference(a, b, c, alpha, beta)
     for _ in range(2):  # the second call's workspace may be the first's memory, flags and all
         out = _poisoned(shape, dtype)

@@ -343,15 +343,15 @@ def _plan_sm90a(p, tile, forced, sms, max_smem) -> bool:
                f" B of shared memory; this device allows {max_smem})")
     p.reasons.append("epilogue: " + why)
     if cfg.streamk:
-        blocks = min(tiles, sms)
-        shared = wgmma_kernel.streamk_tiles(tiles, blocks)
+        blocks = wgmma_kernel.streamk_grid(tiles, sms)
+        shared = wgmma_kernel.split_tail(tiles, blocks, -(-p.k // wgmma_kernel.BK))
         if shared:
-            p.reasons.append(f"stream-K: {shared} of {tiles} tiles (a partial wave's worth and one "
-                             f"whole wave) shared out by k-tiles over {blocks} blocks, so that no "
-                             "SM idles through a partial last wave of whole tiles")
+            p.reasons.append(f"split tail: the last {shared} of {tiles} tiles (a partial wave on "
+                             f"{blocks} blocks) each split into two K halves run side by side, "
+                             "so that fewer SMs idle through the last wave")
         else:
-            p.reasons.append(f"stream-K not needed: {tiles} tiles divide evenly over {blocks} "
-                             "blocks")
+            p.reasons.append(f"split tail not needed: {tiles} tiles on {blocks} blocks leave no "
+                             "partial last wave of at most half the blocks")
     return True
 
 

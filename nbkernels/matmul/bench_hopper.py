@@ -203,7 +203,8 @@ def main(argv=None):
                     "stages, p: ping-pong, w: 128-row cooperative consumers, rG: rasterization "
                     "groups of G tile-rows (default 8), c2: clusters of two blocks sharing B by "
                     "TMA multicast, g: the guarded-store epilogue, o: stores by the producer's warps, "
-                    "dD: D k-tiles of wgmma in flight)")
+                    "dD: D k-tiles of wgmma in flight, k: the last partial wave's tiles split "
+                    "in K halves)")
     ap.add_argument("--prewarm", action="store_true")
     ap.add_argument("--prewarm-only", action="store_true",
                     help="build the configurations for all four operand layouts, then stop")

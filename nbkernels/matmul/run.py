@@ -183,10 +183,12 @@ def _sm90a(p, va, vb, C, D, c3, d3, alpha, beta, ext, ext_types, epilogue, epi_k
         _LAST.maps = cache  # the repeat-call path asks it for the maps of other arrays
     tiles_m, tiles_n = -(-p.m // cfg.bm), -(-p.n // cfg.bn)
     ntiles = tiles_m * tiles_n * p.batch
-    # the simulator runs blocks one after another: one walks every tile, or with stream-K
+    # the simulator runs blocks one after another: one walks every tile, or with a split tail
     # three, so that tiles are split between blocks there too
     sms = (SIM_BLOCKS_STREAMK if cfg.streamk else 1) if runner.simulated() else device_limits()[0]
     grid = min(ntiles, sms * wk.BLOCKS_PER_SM)
+    if cfg.streamk:
+        grid = wk.streamk_grid(ntiles, sms * wk.BLOCKS_PER_SM)
     sig = _wgmma_sig(ext_types, cfg.streamk)
     key_parts = ("wgmma", cfg.key, p.kind, p.a_kmajor, p.b_kmajor, pair, epi_key)
     if cfg.cluster > 1:  # persistent clusters, one per tile pair, as many as fit at once
@@ -199,7 +201,7 @@ def _sm90a(p, va, vb, C, D, c3, d3, alpha, beta, ext, ext_types, epilogue, epi_k
     args += [np.float32(alpha), np.float32(beta), np.int32(tiles_m), np.int32(tiles_n),
              np.int32(p.batch), np.int32(_bstride(va) != 0), np.int32(_bstride(vb) != 0)]
     if cfg.streamk:  # partial sums of split tiles and one flag per consumer warp, per block
-        split = wk.streamk_tiles(ntiles, grid) > 0
+        split = wk.split_tail(ntiles, grid, -(-p.k // wk.BK)) > 0
         ws = runner.empty(va, (grid * wk.partial_floats(cfg) if split else 1,), np.float32)
         flags = runner.empty(va, (grid * cfg.consumers * 4 if split else 1,), np.int64)
         args += [runner.flat(arrays.as_view(ws, "workspace"), np.float32),

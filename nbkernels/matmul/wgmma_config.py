@@ -46,14 +46,13 @@ class WgmmaConfig:
     #: k-tiles of wgmma a consumer leaves in flight when it waits (``wgmma.wait_group(depth)``);
     #: their stages are freed ``depth`` k-tiles later. Bench suffix ``d2``, ``d3``.
     depth: int = 1
-    #: stream-K for the last wave: where the tiles do not divide evenly among the blocks, the
-    #: k-tiles of ``blocks + tiles % blocks`` tiles (the last wave's worth and one whole wave;
-    #: the first tiles in the tile order, run first) are shared out evenly, so that no block
-    #: idles through a partial last wave. A tile split between two blocks is finished by
-    #: the one holding its first k-tiles, which adds the other's partial accumulators (through
-    #: a workspace in global memory) before the epilogue. Cooperative, unclustered tiles of
-    #: 64-row consumers without offload; bench suffix ``k``. Measured slower than the default
-    #: everywhere (perf-notes s12): opt-in, never dispatched.
+    #: split tail (of stream-K's family): where the last wave of whole tiles would fill at
+    #: most half the blocks, each of its tiles is split into two K halves that two blocks run
+    #: side by side, after their whole tiles. The block with the first half finishes the tile:
+    #: it adds the other's partial accumulators (through a workspace in global memory) before
+    #: the epilogue. Cooperative, unclustered tiles of 64-row consumers without offload;
+    #: bench suffix ``k``. (Until session 17 this field shared out the k-tiles of a wave and a
+    #: half in contiguous ranges, measured 5-21% slower than the default: perf-notes s12.)
     streamk: bool = False
 
     def __post_init__(self):
@@ -83,7 +82,8 @@ class WgmmaConfig:
                              or self.wg_rows != 64):
             # (consumers of 128 rows, two accumulators each, spilled 140 B with a fused
             # epilogue: CI31)
-            problems.append("streamk (split tiles of the last wave) is for cooperative, "
+            problems.append("streamk (a split tail: the last wave's tiles in K halves) is for "
+                            "cooperative, "
                             "unclustered tiles of 64-row consumers without offload")
         if not 1 <= self.depth < self.stages:
             problems.append(f"depth (k-tiles of wgmma in flight) must be in [1, stages), got "
@@ -137,7 +137,7 @@ class WgmmaConfig:
                 + ("" if self.staged else ", guarded-store epilogue")
                 + (", stores by the producer's warps" if self.offload else "")
                 + (f", {self.depth} k-tiles of wgmma in flight" if self.depth != 1 else "")
-                + (", stream-K over the last wave" if self.streamk else ""))
+                + (", the last wave's tiles split in K halves" if self.streamk else ""))
 
     @property
     def cluster_dims(self):

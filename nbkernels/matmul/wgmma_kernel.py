@@ -84,15 +84,24 @@ def consumer_regs(consumers: int, producer: int = PRODUCER_REGS) -> int:
 BLOCKS_PER_SM = 1  # the ring takes most of the shared memory
 
 
-def streamk_tiles(tiles: int, blocks: int) -> int:
-    """Stream-K: how many tiles (the first in the tile order) a launch of ``blocks`` blocks
-    over ``tiles`` tiles shares out by k-tiles; 0 where the tiles divide evenly. The kernel
-    computes the same in its source (``sk_tiles``)."""
-    return blocks + tiles % blocks if tiles > blocks and tiles % blocks else 0
+def split_tail(tiles: int, blocks: int, ktiles: int) -> int:
+    """Split tail: how many tiles (the last in the tile order) a launch of ``blocks`` blocks
+    over ``tiles`` tiles of ``ktiles`` k-tiles splits into two K halves: those of a last
+    partial wave that fills at most half the blocks (all of them with fewer tiles than
+    blocks), where each half gets a k-tile; else 0. The kernel computes the same in its
+    source (``tail``)."""
+    tail = tiles % blocks
+    return tail if 2 * tail <= blocks and ktiles >= 2 else 0
+
+
+def streamk_grid(tiles: int, sms: int) -> int:
+    """Blocks of a split-tail launch: one per SM, or two per tile where that fills at most
+    every SM (each tile is then split), or one per tile."""
+    return 2 * tiles if 2 * tiles <= sms else min(tiles, sms)
 
 
 def partial_floats(cfg: WgmmaConfig) -> int:
-    """Stream-K: the float32 partial sums a block leaves for the owner of a split tile (every
+    """Split tail: the float32 partial sums a block leaves for the owner of a split tile (every
     consumer thread's accumulator registers: the whole tile)."""
     return cfg.bm * cfg.bn
 
@@ -366,14 +375,16 @@ def build_kernel(cfg: WgmmaConfig, kind: str, a_kmajor: bool, b_kmajor: bool, ep
     stage_slot = (f"(cw * {4 * MW} + warp) * {NCH * WARP_STAGING}" if OFFLOAD
                   else f"(ct // 32 + 4 * cw) * {WARP_STAGING}")
 
-    # Stream-K (SK): units of work instead of whole tiles. Each block first runs its range of
-    # the k-tiles of the first ``sk_tiles`` tiles (tile-major), then whole tiles as before.
-    # Every range holds at least one tile's k-tiles (sk_tiles >= blocks), so a tile is split
-    # between at most two blocks, and a block contributes at most one partial tile (its
-    # range's first unit) and finishes at most one (its last). The ranges run backwards over
-    # the blocks, so the block finishing a split tile (the one holding its k = 0 part, last in
-    # its range) is numbered one above the block it waits for: on the GPU that block computed
-    # its part first thing in its range; numba's simulator runs blocks in order.
+    # Split tail (SK): the tiles of a last, partial wave of at most half the blocks are each
+    # split into two K halves, run side by side by two blocks. Every block first runs its
+    # whole tiles (the default's order, so all blocks stay at the same k as before), then, if
+    # its index is below twice the tail, its half of tail tile ``blk // 2``: an even block the
+    # second half (it leaves its partial sums in the workspace), the odd block above it the
+    # first half (it waits for them, adds them and stores the tile). Both halves start
+    # together, so the wait is short. (Session 16's contiguous k-ranges over a wave and a half
+    # kept no two blocks at the same k and read the operands about twice: perf-notes s12.)
+    # numba's simulator runs blocks in order, so the block that waits is numbered above the
+    # block it waits for.
     if SK:
         # Thread 0 works the block's share out once, into shared memory; each unit reads it
         # back there (in registers, beside 128 accumulators, the values spilled).
@@ -382,32 +393,31 @@ def build_kernel(cfg: WgmmaConfig, kind: str, a_kmajor: bool, b_kmajor: bool, ep
         blk = int64(cuda.blockIdx.x)
         ktiles = (K + {BK - 1}) // {BK}
         ntiles = {sched["tm"]} * tiles_n * batch
-        sk_tiles = int64(0)  # the last wave's tiles and one whole wave, shared by k-tiles
-        if ntiles > nblk and ntiles % nblk != 0:
-            sk_tiles = nblk + ntiles % nblk
-        sk_iters = sk_tiles * ktiles
-        rr = nblk - 1 - blk  # this block's range of them
-        k_start = (rr * sk_iters) // nblk
-        k_end = ((rr + 1) * sk_iters) // nblk
-        first = k_start // ktiles
-        nseg = int64(0)
-        if sk_tiles > 0:
-            nseg = (k_end - 1) // ktiles - first + 1
-        skv[0] = k_start
-        skv[1] = k_end
-        skv[2] = first
-        skv[3] = nseg
-        skv[4] = sk_tiles
-        skv[5] = nseg + (ntiles - sk_tiles - blk + nblk - 1) // nblk  # + its whole tiles"""
-        unit_loop = ["for u in range(skv[5]):",
-                     "    if u < skv[3]:  # a stretch of k-tiles of a shared tile",
-                     "        tile = skv[2] + u",
-                     "        kb = max(skv[0] - tile * ktiles, int64(0))",
-                     "        ke = min(skv[1] - tile * ktiles, ktiles)",
-                     "    else:  # a whole tile",
-                     "        tile = skv[4] + cuda.blockIdx.x + (u - skv[3]) * cuda.gridDim.x",
+        tail = ntiles % nblk  # split_tail(ntiles, nblk, ktiles), as the host computes it
+        if 2 * tail > nblk or ktiles < 2:
+            tail = int64(0)
+        whole = (ntiles - tail - blk + nblk - 1) // nblk  # this block's whole tiles
+        skv[2] = whole
+        skv[3] = whole
+        if blk < 2 * tail:  # and its K half of tail tile ntiles - tail + blk // 2
+            half = ktiles // 2
+            skv[0] = half
+            skv[1] = ktiles
+            if blk % 2 == 1:
+                skv[0] = int64(0)
+                skv[1] = half
+            skv[3] = whole + 1"""
+        # (the tail tile's index is computed, not read from shared memory: read, it was kept
+        # in registers across the unit and the consumers spilled 84-92 B)
+        unit_loop = ["for u in range(skv[3]):",
+                     "    if u < skv[2]:  # a whole tile",
+                     "        tile = cuda.blockIdx.x + u * cuda.gridDim.x",
                      "        kb = int64(0)",
-                     "        ke = ktiles"]
+                     "        ke = ktiles",
+                     "    else:  # its half of a tail tile (u * nblk = ntiles - tail)",
+                     "        tile = u * cuda.gridDim.x + cuda.blockIdx.x // 2",
+                     "        kb = skv[0]",
+                     "        ke = skv[1]"]
         krange, kfirst = "range(kb, ke)", "kt - kb"
     else:
         sk_setup = ""
@@ -454,7 +464,7 @@ def kernel(TM, C, D, M, N, K, ldc_r, ldc_c, ldd_r, ldd_c, sc, sd, alpha, beta,
            tiles_m, tiles_n, batch, a_batched, b_batched, {"ws, flags, nonce, " if SK else ""}extra):
     sh = cuda.shared.array(0, np.uint8)
     bars = cuda.shared.array({2 * STAGES + (3 if OFFLOAD else 1)}, np.uint64){"""
-    skv = cuda.shared.array(6, np.int64)  # stream-K: this block's share""" if SK else ""}
+    skv = cuda.shared.array(4, np.int64)  # split tail: this block's share""" if SK else ""}
     t = cuda.threadIdx.x
     wg = t // 128
     pad = (1024 - I.smem_addr(sh, 0) % 1024) % 1024
