@@ -557,6 +557,41 @@ _register(Probe(
 
 
 # ---------------------------------------------------------------------------------------
+# warp vote: one lane's predicate, none, every lane's, and a loop that exits on it
+# ---------------------------------------------------------------------------------------
+@cuda.jit
+def _vote_kernel(x, anyx, one, none, spins):
+    i = cuda.threadIdx.x
+    anyx[i] = warp.vote_any(x[i])
+    one[i] = warp.vote_any(np.uint32(i == x[31] % 32))  # exactly one lane: always 1
+    none[i] = warp.vote_any(np.uint32(0))
+    n = np.uint32(0)  # a uniform loop: it runs until lane x[0] % 32 has counted to 3
+    while warp.vote_any(np.uint32(i == x[0] % 32 and n >= 3)) == 0:
+        n += 1
+    spins[i] = n
+
+
+def _vote_inputs(rng, exact):
+    x = np.zeros(32, np.uint32)  # most lanes 0, so the vote depends on the few that are not
+    x[rng.choice(32, size=int(rng.integers(0, 3)), replace=False)] = rng.integers(1, 2**32, 1)[0]
+    x[0], x[31] = rng.integers(0, 2**32, 2)
+    return {"x": x}
+
+
+def _vote_reference(inp):
+    return {"anyx": np.full(32, int(inp["x"].any()), np.uint32),
+            "one": np.ones(32, np.uint32), "none": np.zeros(32, np.uint32),
+            "spins": np.full(32, 3, np.uint32)}
+
+
+_register(Probe(
+    "warp_vote", ("vote_any",), _vote_kernel, _vote_inputs,
+    lambda inp: {k: np.empty(32, np.uint32) for k in ("anyx", "one", "none", "spins")},
+    _vote_reference,
+))
+
+
+# ---------------------------------------------------------------------------------------
 # Running and checking
 # ---------------------------------------------------------------------------------------
 def run(probe: Probe, inputs: dict) -> dict:

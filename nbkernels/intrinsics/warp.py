@@ -1,4 +1,5 @@
-"""Warp shuffles for reductions (``shfl.sync.bfly.b32`` over all 32 lanes) and the warp barrier.
+"""Warp shuffles for reductions (``shfl.sync.bfly.b32`` over all 32 lanes), the warp vote and
+the warp barrier.
 
 numba-cuda has ``cuda.shfl_xor_sync``, but its simulator runs no warp operation, so a row
 reduction written with it cannot be tested without a GPU. These run through nbkernels' warp
@@ -66,4 +67,29 @@ warp_sync = build(InstructionSpec(
          "numba-cuda's simulator has no ``cuda.syncwarp``; this one rendezvous there."),
 ))
 
-__all__ = ["shfl_bfly_f32", "shfl_bfly_u32", "warp_sync"]
+
+def _vote_any_sim(lanes):
+    got = np.uint32(any(int(lane[0]) != 0 for lane in lanes))
+    return [got] * len(lanes)
+
+vote_any = build(InstructionSpec(
+    name="vote_any",
+    family="warp",
+    ptx="{ .reg .pred p, q; setp.ne.u32 p, $pred, 0; vote.sync.any.pred q, p, -1; "
+        "selp.u32 $d, 1, 0, q; }",
+    outputs=(Operand("d", types.uint32),),
+    inputs=(Operand("pred", types.uint32),),
+    min_arch=Arch(7, 5),
+    min_ptx=(6, 0),
+    convergent=True,
+    sass=("VOTE",),
+    simulate=_vote_any_sim,
+    warp_collective_sim=True,
+    doc=("1 in every lane if ``pred`` is non-zero in any lane of the full warp, else 0 "
+         "(``__any_sync(~0, pred)``). ptxas knows the result is the same in every lane, so a "
+         "loop that exits on it stays warp-uniform: a spin-wait written as ``if lane == 0: "
+         "while ...`` is a divergent loop, and values carried across it leave the uniform "
+         "datapath."),
+))
+
+__all__ = ["shfl_bfly_f32", "shfl_bfly_u32", "vote_any", "warp_sync"]

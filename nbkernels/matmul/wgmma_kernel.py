@@ -386,38 +386,28 @@ def build_kernel(cfg: WgmmaConfig, kind: str, a_kmajor: bool, b_kmajor: bool, ep
     # numba's simulator runs blocks in order, so the block that waits is numbered above the
     # block it waits for.
     if SK:
-        # Thread 0 works the block's share out once, into shared memory; each unit reads it
-        # back there (in registers, beside 128 accumulators, the values spilled).
-        sk_setup = f"""
-        nblk = int64(cuda.gridDim.x)
-        blk = int64(cuda.blockIdx.x)
-        ktiles = (K + {BK - 1}) // {BK}
-        ntiles = {sched["tm"]} * tiles_n * batch
-        tail = ntiles % nblk  # split_tail(ntiles, nblk, ktiles), as the host computes it
-        if 2 * tail > nblk or ktiles < 2:
-            tail = int64(0)
-        whole = (ntiles - tail - blk + nblk - 1) // nblk  # this block's whole tiles
-        skv[2] = whole
-        skv[3] = whole
-        if blk < 2 * tail:  # and its K half of tail tile ntiles - tail + blk // 2
-            half = ktiles // 2
-            skv[0] = half
-            skv[1] = ktiles
-            if blk % 2 == 1:
-                skv[0] = int64(0)
-                skv[1] = half
-            skv[3] = whole + 1"""
-        # (the tail tile's index is computed, not read from shared memory: read, it was kept
-        # in registers across the unit and the consumers spilled 84-92 B)
-        unit_loop = ["for u in range(skv[3]):",
-                     "    if u < skv[2]:  # a whole tile",
-                     "        tile = cuda.blockIdx.x + u * cuda.gridDim.x",
-                     "        kb = int64(0)",
-                     "        ke = ktiles",
-                     "    else:  # its half of a tail tile (u * nblk = ntiles - tail)",
+        sk_setup = ""
+        # Every thread works its block's share out from uniform values (grid, block index,
+        # arguments): loaded from shared memory, kb and ke were not known uniform, and the
+        # consumers' k-loop built its wgmma descriptors in per-thread registers (perf-notes s13)
+        unit_loop = [f"sk_k = (K + {BK - 1}) // {BK}",
+                     "sk_n = int64(cuda.gridDim.x)",
+                     f"sk_t = int64({sched['tm']}) * tiles_n * batch",
+                     "tail = sk_t % sk_n  # split_tail(tiles, blocks, ktiles), as the host",
+                     "if 2 * tail > sk_n or sk_k < 2:",
+                     "    tail = int64(0)",
+                     "whole = (sk_t - tail - cuda.blockIdx.x + sk_n - 1) // sk_n",
+                     "units = whole + (1 if cuda.blockIdx.x < 2 * tail else 0)",
+                     "for u in range(units):",
+                     "    tile = cuda.blockIdx.x + u * cuda.gridDim.x",
+                     "    kb = int64(0)",
+                     "    ke = sk_k",
+                     "    if u == whole:  # its K half of a tail tile (u * blocks = tiles - tail):",
                      "        tile = u * cuda.gridDim.x + cuda.blockIdx.x // 2",
-                     "        kb = skv[0]",
-                     "        ke = skv[1]"]
+                     "        if cuda.blockIdx.x % 2 == 1:  # the first half: it finishes the tile",
+                     "            ke = sk_k // 2",
+                     "        else:",
+                     "            kb = sk_k // 2"]
         krange, kfirst = "range(kb, ke)", "kt - kb"
     else:
         sk_setup = ""
@@ -443,11 +433,14 @@ def build_kernel(cfg: WgmmaConfig, kind: str, a_kmajor: bool, b_kmajor: bool, ep
             f"        cuda.atomic.exch(flags, blk * {NCT // 32} + (t - 128) // 32, nonce)",
             "else:",
             "    fix = ke < ktiles  # the first part of a split tile: wait for the rest",
-            "    if fix:",
-            "        if lane == 0:",
-            f"            while cuda.atomic.add(flags, (blk - 1) * {NCT // 32} + (t - 128) // 32, "
-            "int64(0)) != nonce:",
-            "                pass",
+            "    if fix:  # (the warp polls its flag through lane 0 and leaves on a vote: a",
+            "        # loop inside ``if lane == 0`` is divergent, and everything carried across",
+            "        # it, the k-loop's descriptors included, left the uniform datapath and",
+            "        # spilled: perf-notes s14)",
+            "        got = int64(0)",
+            "        while I.vote_any(uint32(got == nonce)) == 0:",
+            "            if lane == 0:",
+            f"                got = cuda.atomic.add(flags, (blk - 1) * {NCT // 32} + (t - 128) // 32, int64(0))",
             "        I.warp_sync()",
             "        cuda.threadfence()",
             f"    pbase -= {NREGS * NCT}  # block blk - 1's slot",
@@ -463,8 +456,7 @@ def build_kernel(cfg: WgmmaConfig, kind: str, a_kmajor: bool, b_kmajor: bool, ep
 def kernel(TM, C, D, M, N, K, ldc_r, ldc_c, ldd_r, ldd_c, sc, sd, alpha, beta,
            tiles_m, tiles_n, batch, a_batched, b_batched, {"ws, flags, nonce, " if SK else ""}extra):
     sh = cuda.shared.array(0, np.uint8)
-    bars = cuda.shared.array({2 * STAGES + (3 if OFFLOAD else 1)}, np.uint64){"""
-    skv = cuda.shared.array(4, np.int64)  # split tail: this block's share""" if SK else ""}
+    bars = cuda.shared.array({2 * STAGES + (3 if OFFLOAD else 1)}, np.uint64)
     t = cuda.threadIdx.x
     wg = t // 128
     pad = (1024 - I.smem_addr(sh, 0) % 1024) % 1024
@@ -517,13 +509,13 @@ def kernel(TM, C, D, M, N, K, ldc_r, ldc_c, ldd_r, ldd_c, sc, sd, alpha, beta,
         row0 = {0 if PP else f"cw * {cfg.wg_rows}"}  # first tile row of this consumer's 64-row blocks
         ad0 = smem_desc(ring + row0 * {ROW_BYTES}, {a_lbo}, {a_sbo}, 1, 0)
         bd0 = smem_desc(ring + {A_BYTES}, {b_lbo}, {b_sbo}, 1, 0)
-        j = -1{"""
-        it = int64(0)  # the ring's k-tiles so far""" if SK else ""}
+        j = -1
 {units(8)}
             j += 1  # the block's j-th tile: its k-tiles are the ring's j*ktiles ... on
             if {int(PP)} and j % 2 != cw:
-                continue  # ping-pong: the other consumer's tile{"" if SK else """
-            it = j * ktiles"""}
+                continue  # ping-pong: the other consumer's tile
+            # (with a split tail too: only a block's last unit may be a K half)
+            it = j * ktiles
             if {int(PP)} and j > 0:
                 # Wait until the other consumer has waited for all of tile j-1's stages: the
                 # stages of tile j are then at most one phase ahead, which parity waits need.
