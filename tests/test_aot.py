@@ -36,7 +36,8 @@ def test_catalogue_per_arch():
     assert {f"gemm/sm80/{k}" for k in gemm_aot.SM80_KINDS} <= skipped
     assert all(r.status == "n/a" and ("needs sm_80" in r.problems[0] or
                                       "needs sm_90a" in r.problems[0]) for r in na)
-    sm90a = {f"gemm/sm90a/{k}/{t}" for k in ("bf16", "f16") for t in ("nn", "nt")}
+    sm90a = {f"gemm/sm90a/{k}/{t}{s}" for k in ("bf16", "f16") for t in ("nn", "nt")
+             for s in ("", "/splittail")}
     for arch in (Arch(8, 0), Arch(8, 9), Arch(9, 0, "a")):
         todo, na = aot.plan([arch])
         # the Hopper GEMM is arch-specific: built for sm_90a only, n/a (said why) elsewhere

@@ -509,6 +509,46 @@ def test_split_tail_takes_a_last_wave_of_at_most_half_the_blocks():
     assert split_tail(8, 3, 5) == 0
 
 
+@pytest.mark.parametrize("m,n,k,tile,split", [
+    (4096, 11008, 4096, None, True),  # 1376 tiles: a last wave of 56 (measured +1.5%)
+    (2304, 2304, 8192, None, True),  # 162 tiles: 30 (+21%)
+    (3072, 3072, 8192, None, True),  # 144 tiles: 12 (+13%)
+    (4096, 11008, 2048, None, True),  # halves of 16 k-tiles
+    (4096, 11008, 1024, None, False),  # halves of 8: not measured to pay
+    (4096, 4096, 4096, None, False),  # 512 tiles: a last wave of 116, more than half
+    (8192, 8192, 1024, None, False),  # 2048 tiles: 68
+    (1920, 1024, 8192, None, False),  # 60 tiles, fewer than the SMs: not measured
+    (2304, 2304, 8192, (128, 128, 6, 8, True), False),  # a ping-pong tile cannot split
+])
+def test_split_tail_is_chosen_where_measured_to_pay(m, n, k, tile, split):
+    from nbkernels.matmul import wgmma_config as wc
+
+    cfg = wc.WgmmaConfig(*tile) if tile else wc.choose(m, n, 1, 132, 227 * 1024)
+    tiles = -(-m // cfg.bm) * -(-n // cfg.bn)
+    got = wc.with_split_tail(cfg, tiles, 132, k)
+    assert got.streamk == split
+    assert got == (wc.WgmmaConfig(128, 256, 4, streamk=True) if split else cfg)
+
+
+def test_explain_says_the_split_tail_was_chosen_and_keeps_the_callers_tile(monkeypatch):
+    import numpy as np
+
+    import nbkernels
+    from nbkernels.matmul import api
+    from nbkernels.matmul.wgmma_config import WgmmaConfig
+
+    monkeypatch.setattr(api, "device_limits", lambda: (132, 227 * 1024))
+    a, b = np.empty((2304, 8192), np.float16), np.empty((8192, 2304), np.float16)
+    auto = nbkernels.explain(a, b, variant="sm90a")
+    assert "the last wave's tiles split in K halves" in auto
+    assert "split tail: the last 30 of 162 tiles" in auto
+    given = nbkernels.explain(a, b, variant="sm90a", tile=WgmmaConfig(128, 256, 4))
+    assert "split" not in given and "tile given by the caller" in given
+    sq = np.empty((4096, 4096), np.float16)  # 512 tiles: a last wave of 116, no split
+    square = nbkernels.explain(sq, sq, variant="sm90a")
+    assert "variant: sm90a" in square and "split" not in square
+
+
 def test_streamk_nonces_differ_per_call_and_are_never_zero():
     from nbkernels.matmul import run
 

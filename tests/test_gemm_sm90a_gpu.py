@@ -368,3 +368,38 @@ def test_streamk_back_to_back_calls_and_a_fused_epilogue():
               tile=SK)
     err, where = relerr(cupy.asnumpy(out), np.maximum(reference(a, b) + bias, 0))
     assert err <= TOLERANCES[("bfloat16", None)], where
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_dispatch_splits_a_short_last_wave_and_repeat_calls_replay_it(dtype):
+    """Without a tile argument: one tile column and as many tile rows as SMs plus 4 leave a
+    last wave of 4 tiles, which the dispatch splits (K = 2048: halves of 16 k-tiles). Repeat
+    calls take the recorded launch, each with a fresh workspace, flags and nonce, queued with
+    no synchronisation between them; a torch call of the same shape too."""
+    from nbkernels.matmul import fast
+    from nbkernels.smem import device_limits
+
+    sms = device_limits()[0]
+    m, n, k = 128 * (sms + 4), 256, 2048
+    rng = np.random.default_rng()
+    pairs = [(make(rng, dtype, (m, k)), make(rng, dtype, (k, n))) for _ in range(4)]
+    plan = nbkernels.explain(cupy.asarray(pairs[0][0]), cupy.asarray(pairs[0][1]))
+    assert "variant: sm90a" in plan and f"split tail: the last 4 of {sms + 4} tiles" in plan, plan
+    outs = []
+    for a, b in pairs:
+        out = _poisoned((m, n), dtype)
+        assert nbkernels.gemm(cupy.asarray(a), cupy.asarray(b), out=out) is out
+        outs.append(out)
+    replays = [lz for lz in fast._FAST.values() if lz.streamk is not None]
+    assert replays, "the split-tail call left no launcher to replay"
+    for (a, b), out in zip(pairs, outs):
+        err, where = relerr(cupy.asnumpy(out), reference(a, b))
+        assert err <= TOLERANCES[(dtype, None)], where
+    torch = pytest.importorskip("torch")
+    a, b = pairs[0]
+    ta, tb = (torch.from_dlpack(cupy.asarray(x)) for x in (a, b))
+    for _ in range(2):
+        got = nbkernels.gemm(ta, tb)
+        assert isinstance(got, torch.Tensor)
+        err, where = relerr(got.float().cpu().numpy(), reference(a, b))
+        assert err <= TOLERANCES[(dtype, None)], where

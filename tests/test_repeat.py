@@ -124,11 +124,11 @@ def test_replay_writes_each_calls_pointers_scalars_and_outputs():
     assert slots[:4] == [0x1000, 0x2000 + 64, 0x7000, 0.25]
 
 
-def _gemm_step(tag, launched, n_scalars=13):
+def _gemm_step(tag, launched, n_scalars=13, ctype=launch.F64):
     from nbkernels.matmul import fast
 
-    n = 45
-    packed = launch.PackedArgs([0] * n, [launch.F64] * n)  # any field takes any value
+    n = 60
+    packed = launch.PackedArgs([0] * n, [ctype] * n)  # any field takes any value (F64)
 
     def fake_bind(fn, grid, block, smem, p):
         return lambda stream: launched.append((fn[1], stream, [s.value for s in p.slots]))
@@ -348,3 +348,66 @@ def test_row_replay_declines_an_out_meeting_an_input_unlike_the_recorded_call():
         assert rep(named, {"x": 0x50000, "weight": 0x20000, "out": 0x50000}, {}, None) is x
         assert rep(named, {"x": 0x50000, "weight": 0x20000, "out": 0x50100}, {},
                    None) is host.DECLINED
+
+
+def test_split_tail_replay_fields_are_the_kernels_workspace_flags_and_nonce():
+    """The fields fast._fields names for a split-tail launch, counted from the kernel's own
+    signature (an array argument packs 5 + 2 * ndim fields, its data pointer 5th)."""
+    from numba import types
+
+    from nbkernels.matmul import fast, run
+
+    sig = run._wgmma_sig(types.Tuple(()), True)
+    starts, at = [], 0
+    for t in sig:
+        starts.append(at)
+        at += 5 + 2 * t.ndim if isinstance(t, types.Array) else 1
+    ws, flags, nonce = 19, 20, 21  # TM, C, D, 9 int64, 2 float32, 5 int32, then these
+    assert (sig[ws].dtype, sig[flags].dtype, sig[nonce]) == (types.float32, types.int64,
+                                                             types.int64)
+    fields = dict((name, i) for i, name in fast._fields("wgmma-sk", 13))
+    assert fields["w"] == starts[ws] + 4 and fields["flags"] == starts[flags] + 4
+    assert fields["nonce"] == starts[nonce]
+    assert fields["tm"] == starts[0] + 4 and fields["beta"] == starts[13]
+
+
+def test_split_tail_replays_get_their_own_workspace_flags_and_nonce():
+    """Each replay of a split-tail launch allocates a workspace and flags (calls on other
+    streams or threads must not share them) and passes a nonce no earlier call had."""
+    from nbkernels.matmul import fast
+
+    class Maps:
+        lock = threading.Lock()
+
+        def device_ptr(self, pa, pb):
+            return 0xA000
+
+    launched = []
+    lz = fast.Launcher()
+    lz.steps, lz.lock = [_gemm_step("wgmma-sk", launched, 13, launch.I64)], threading.Lock()
+    # (every field is an int64 here, the nonce's 63 bits included: alpha and beta cast to int)
+    lz.cast, lz.out_shape, lz.out_dtype = int, (64, 64), np.dtype(np.float16)
+    lz.has_c, lz.workspace, lz.maps = False, None, Maps()
+    lz.streamk = (((3 * 64 * 64,), np.dtype(np.float32)), ((12,), np.dtype(np.int64)))
+    ptrs = iter(range(0x10000, 0x20000, 0x100))
+    allocated = []
+
+    def alloc(like, shape, dtype):
+        allocated.append((tuple(shape), np.dtype(dtype)))
+        p = next(ptrs)
+        return FakeCupy(shape, dtype, ptr=p), p
+
+    a = FakeCupy((64, 32), np.float16, ptr=0x1000)
+    with mock.patch.object(repeat, "alloc_ptr", alloc), \
+            mock.patch.object(repeat, "stream_handle", lambda like, stream: 55):
+        for _ in range(2):
+            lz((0x1000, 0x2000, 0, 0), a, None, None, 1.0, 0.0, None)
+    assert allocated == [((64, 64), np.dtype(np.float16)), ((3 * 64 * 64,), np.dtype(np.float32)),
+                         ((12,), np.dtype(np.int64))] * 2
+    fields = dict((name, i) for i, name in fast._fields("wgmma-sk", 13))
+    (_, _, first), (_, _, second) = launched
+    assert (first[fields["w"]], first[fields["flags"]]) == (0x10100, 0x10200)
+    assert (second[fields["w"]], second[fields["flags"]]) == (0x10400, 0x10500)
+    assert first[fields["tm"]] == 0xA000 and first[fields["d"]] == 0x10000
+    assert first[fields["nonce"]] != second[fields["nonce"]]
+    assert 0 not in (first[fields["nonce"]], second[fields["nonce"]])

@@ -37,7 +37,7 @@ def gemm(a=None, b=None, c=None, *, alpha=1, beta=0, out=None, precision=None, s
             return launcher(ptrs, a, c, out, alpha, beta, stream)
     p = plan(a, b, c, alpha=alpha, beta=beta, out=out, precision=precision, variant=variant,
              tile=tile)
-    run._LAST.launches, run._LAST.workspace, run._LAST.maps = [], None, None
+    run._LAST.launches, run._LAST.workspace, run._LAST.maps, run._LAST.streamk = [], None, None, None
     try:
         result = execute(p, alpha, beta, stream)
         fast.remember(key, p, c, out is not None)

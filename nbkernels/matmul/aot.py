@@ -61,10 +61,11 @@ def _mma(kind: str, sm75: bool, partial: bool, arch: Arch, tile=None):
     return k.py_func, run._mma_sig(acc, types.Tuple(())), k.nbk_launch_bounds, k.nbk_smem_bytes
 
 
-def _wgmma(kind: str, a_kmajor: bool, b_kmajor: bool, arch: Arch):
+def _wgmma(kind: str, a_kmajor: bool, b_kmajor: bool, arch: Arch, streamk: bool = False):
     from . import run, wgmma_config, wgmma_kernel
 
-    cfg = wgmma_config.DEFAULT  # 16-byte aligned rows: the staged epilogue, with the guarded
+    # 16-byte aligned rows: the staged epilogue, with the guarded
+    cfg = dataclasses.replace(wgmma_config.DEFAULT, streamk=streamk)
     k = wgmma_kernel.build_kernel(cfg, kind, a_kmajor, b_kmajor, None, 0,  # pairs beside it
                                   2 if cfg.staged else True)
     return (k.py_func, run._wgmma_sig(types.Tuple(()), cfg.streamk), k.nbk_launch_bounds,
@@ -149,6 +150,10 @@ def aot_variants(arch: Arch):
         for bk, tag in ((False, "nn"), (True, "nt")):
             out.append(Variant(f"gemm/sm90a/{kind}/{tag}", "sm_90a",
                                functools.partial(_wgmma, kind, True, bk), "HGMMA"))
+            # the same tile with a split tail, which the dispatch picks where a short last
+            # wave is split (wgmma_config.with_split_tail)
+            out.append(Variant(f"gemm/sm90a/{kind}/{tag}/splittail", "sm_90a",
+                               functools.partial(_wgmma, kind, True, bk, streamk=True), "HGMMA"))
     return out
 
 

@@ -328,6 +328,8 @@ def _plan_sm90a(p, tile, forced, sms, max_smem) -> bool:
     if cfg.smem_bytes() > max_smem:
         raise NbkernelsError(f"gemm: sm90a tile {cfg} needs {cfg.smem_bytes()} B of shared "
                              f"memory; this device allows {max_smem}")
+    if tile is None:
+        cfg = wgmma_config.with_split_tail(cfg, tiles, sms, p.k)
     p.tile = cfg
     p.aligned = True
     p.reasons.append("TMA loads (any M, N, K; edges zero-filled), wgmma from shared memory"

@@ -4,7 +4,8 @@ The first call plans, compiles or loads the kernels, and launches; it leaves a l
 by everything the plan depended on. A repeat call rebuilds that key from the arrays' attributes
 (CuPy or torch), writes the data pointers, alpha, beta and the stream into preallocated
 argument blocks and launches: no planning, no numba type objects, no argument marshalling.
-Split-K calls replay both launches with a fresh workspace from the framework's allocator.
+Split-K calls replay both launches with a fresh workspace from the framework's allocator;
+split-tail (sm90a streamk) calls get a fresh workspace, fresh flags and a new nonce each.
 Calls that needed copies, more than one batch chunk, epilogue extras or host arrays always take
 the full path.
 """
@@ -41,7 +42,8 @@ def key_of(a, b, c, out, alpha, beta, precision, variant, tile):
 
 
 # Per-call values, by position: the order of Launcher.__call__'s ``vals`` list.
-_SRC = {"a": 0, "b": 1, "c": 2, "d": 3, "alpha": 4, "beta": 5, "w": 6, "tm": 7}
+_SRC = {"a": 0, "b": 1, "c": 2, "d": 3, "alpha": 4, "beta": 5, "w": 6, "tm": 7, "flags": 8,
+        "nonce": 9}
 
 
 class _Step:
@@ -64,7 +66,10 @@ class Launcher:
     hold a lock: another thread's pointers cannot slip in between."""
 
     __slots__ = ("steps", "cast", "out_shape", "out_dtype", "has_c", "workspace", "maps", "lock",
-                 "spans", "c_like_out")
+                 "spans", "c_like_out", "streamk")
+
+    def __init__(self):
+        self.streamk = None  # split tail: (shape, dtype) of its workspace and of its flags
 
     def aliased(self, ptrs) -> bool:
         """Whether a call with ``out=`` at these pointers has out sharing memory with a or b,
@@ -84,9 +89,14 @@ class Launcher:
             out, pd = repeat.alloc_ptr(a, self.out_shape, self.out_dtype)
         cast = self.cast
         vals = [pa, pb, pc if self.has_c else pd, pd, cast(alpha),
-                cast(beta) if self.has_c else cast(0), 0, 0]
+                cast(beta) if self.has_c else cast(0), 0, 0, 0, 0]
         if self.workspace is not None:  # stream-ordered pool allocation
             work, vals[6] = repeat.alloc_ptr(a, *self.workspace)
+        if self.streamk is not None:  # split tail: partial sums, flags, this call's nonce
+            (ws_shape, ws_dt), (fl_shape, fl_dt) = self.streamk
+            work, vals[6] = repeat.alloc_ptr(a, ws_shape, ws_dt)
+            flags, vals[8] = repeat.alloc_ptr(a, fl_shape, fl_dt)
+            vals[9] = int(run._nonce())
         handle = repeat.stream_handle(a, stream)
         if self.maps is None:
             self._go(vals, handle)
@@ -108,6 +118,8 @@ def _fields(tag, n_scalars):
     """Where the per-call values go, by kernel: see the signatures in run.py."""
     if tag == "wgmma":  # maps (2-D array: 9 fields), C, D (7 each), 9 int64, alpha, beta
         return [(4, "tm"), (13, "c"), (20, "d"), (32, "alpha"), (33, "beta")]
+    if tag == "wgmma-sk":  # ... 5 int32, then the workspace, the flags (7 each), the nonce
+        return _fields("wgmma", n_scalars) + [(43, "w"), (50, "flags"), (53, "nonce")]
     alpha = 28 + n_scalars
     if tag in ("mma", "simt"):
         return list(zip(_PTR, "abcd")) + [(alpha, "alpha"), (alpha + 1, "beta")]
@@ -122,8 +134,7 @@ def remember(key, p, c, out_given):
     """After a full call: keep a launcher if its launches can be replayed."""
     launches = getattr(run._LAST, "launches", None)
     if (key is None or not launches or p.copies or p.batch > run._MAX_GRID_Y or p.host
-            or p.k == 0 or p.m == 0 or p.n == 0
-            or p.variant == "sm90a" and p.tile.streamk):  # a fresh nonce and workspace a call
+            or p.k == 0 or p.m == 0 or p.n == 0):
         return
     n_scalars = 15 if p.variant == "simt" else 13
     steps = []
@@ -143,6 +154,7 @@ def remember(key, p, c, out_given):
     lz.has_c = c is not None
     lz.workspace = getattr(run._LAST, "workspace", None) if p.splits > 1 else None
     lz.maps = getattr(run._LAST, "maps", None) if p.variant == "sm90a" else None
+    lz.streamk = getattr(run._LAST, "streamk", None) if p.variant == "sm90a" else None
     lz.spans = tuple((0, 0) if v is None else arrays.span(v.shape, v.strides, v.dtype.itemsize)
                      for v in (p.a, p.b, p.c, p.out)) if out_given else None
     lz.c_like_out = bool(out_given and c is not None and p.c.shape == p.out.shape

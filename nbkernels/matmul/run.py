@@ -74,10 +74,11 @@ def _c_strides(view, out_shape):
 _LAST = threading.local()  # the last launch's arguments, for the repeat-call fast path
 
 
-def _launch(kernel, sig, grid, block, smem, stream, args, key_parts, arch):
+def _launch(kernel, sig, grid, block, smem, stream, args, key_parts, arch, tag=None):
     rec = runner.launch_jit(kernel, sig, grid, block, smem, stream, args, key_parts, arch)
     if rec is not None and getattr(_LAST, "launches", None) is not None:
-        _LAST.launches.append((key_parts[0],) + rec)  # the fast path replays this block
+        # the fast path replays this block (the tag says where its per-call values go)
+        _LAST.launches.append((tag or key_parts[0],) + rec)
 
 
 def execute(p: "api.Plan", alpha, beta, stream=None, epilogue=None, extras=()):
@@ -202,8 +203,10 @@ def _sm90a(p, va, vb, C, D, c3, d3, alpha, beta, ext, ext_types, epilogue, epi_k
              np.int32(p.batch), np.int32(_bstride(va) != 0), np.int32(_bstride(vb) != 0)]
     if cfg.streamk:  # partial sums of split tiles and one flag per consumer warp, per block
         split = wk.split_tail(ntiles, grid, -(-p.k // wk.BK)) > 0
-        ws = runner.empty(va, (grid * wk.partial_floats(cfg) if split else 1,), np.float32)
-        flags = runner.empty(va, (grid * cfg.consumers * 4 if split else 1,), np.int64)
+        bufs = (((grid * wk.partial_floats(cfg) if split else 1,), np.dtype(np.float32)),
+                ((grid * cfg.consumers * 4 if split else 1,), np.dtype(np.int64)))
+        _LAST.streamk = bufs  # a repeat call allocates its own (fast.Launcher)
+        ws, flags = (runner.empty(va, shape, dt) for shape, dt in bufs)
         args += [runner.flat(arrays.as_view(ws, "workspace"), np.float32),
                  runner.flat(arrays.as_view(flags, "workspace"), np.int64), _nonce()]
     args.append(ext)
@@ -214,7 +217,7 @@ def _sm90a(p, va, vb, C, D, c3, d3, alpha, beta, ext, ext_types, epilogue, epi_k
         if cache is not None:
             args[0] = cache.device_view(va.ptr, vb.ptr, encoded=TM)
         _launch(kern, sig, (grid, 1, 1), cfg.threads, kern.nbk_smem_bytes, handle, args,
-                key_parts, wk.SM90A)
+                key_parts, wk.SM90A, "wgmma-sk" if cfg.streamk else None)
 
 
 def prebuild_sm90a(cfg, kind, a_kmajor, b_kmajor, pair):

@@ -6,7 +6,7 @@ addresses through TMA tensor maps).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..errors import NbkernelsError
 
@@ -168,6 +168,25 @@ CANDIDATES = CANDIDATES + CLUSTER_CANDIDATES
 #: (run 1, 2048^3: 128 tiles of 256x128 on 132 SMs, 276 TFLOPS; 512 of 128x128: 232;
 #: session 4 run 4: 128 tiles of 128x256, 303).
 FILL = 0.9
+
+
+#: The split tail (``streamk``) is chosen where it splits a last wave after at least one full
+#: one and each K half keeps this many k-tiles: measured there (perf-notes s14), +1.4% to +21%
+#: at K of 4096 and 8192; where it does not split, its build costs about 1%.
+SPLIT_TAIL_MIN_HALF_KTILES = 16
+
+
+def with_split_tail(cfg: WgmmaConfig, tiles: int, sm_count: int, k: int) -> WgmmaConfig:
+    """``cfg`` with the split tail where it pays: the tile takes it, there are more tiles than
+    SMs and the last wave is split, into K halves of at least SPLIT_TAIL_MIN_HALF_KTILES."""
+    from .wgmma_kernel import BK, split_tail
+
+    ktiles = -(-k // BK)
+    if (cfg.streamk or cfg.pingpong or cfg.cluster != 1 or cfg.offload or cfg.wg_rows != 64
+            or tiles <= sm_count or ktiles < 2 * SPLIT_TAIL_MIN_HALF_KTILES
+            or not split_tail(tiles, sm_count, ktiles)):
+        return cfg
+    return replace(cfg, streamk=True)
 
 
 def choose(m: int, n: int, batch: int, sm_count: int, max_smem: int) -> WgmmaConfig:
