@@ -474,6 +474,19 @@ def test_streamk_tiles_assemble_without_spills(tile, kind, a_km, b_km, epi):
     assert len(re.findall(r"ATOMG\.E\.EXCH\.64", sass)) == 1
     assert re.search(r"ATOMG\.E\.ADD\.64", sass)
     assert len(re.findall(r"\bSTSM\.16\.M88\.4\b", sass)) == 4 * (cfg.bn // 64) * cfg.blocks_m
+    # the consumers' k-loop (from the full-barrier wait before the first HGMMA to the branch
+    # after the last) builds its descriptors on the uniform datapath, as the default's does
+    # (6 R2UR, 36 uniform ops): with the flag wait as a divergent lane-0 loop it took 16 R2UR
+    # and 17 uniform ops, and lost 2-4% (perf-notes s13, s14)
+    ins = [x for x in sass.splitlines() if re.search(r"/\*[0-9a-f]{4}\*/", x)]
+    first = next(i for i, x in enumerate(ins) if "HGMMA" in x)
+    last = max(i for i, x in enumerate(ins) if "HGMMA" in x)
+    lo = next(i for i in range(first, 0, -1) if "TRYWAIT" in ins[i])
+    hi = next(i for i in range(last, len(ins)) if re.search(r"@!?P\d BRA", ins[i]))
+    loop = ins[lo:hi + 1]
+    r2ur = sum("R2UR" in x for x in loop)
+    uniform = sum(bool(re.search(r"\s(U[A-Z][A-Z0-9.]*|UMOV)\s", x)) for x in loop)
+    assert r2ur <= 8 and uniform >= 20, (r2ur, uniform, "\n".join(loop))
 
 
 def test_streamk_config_is_validated_round_trips_and_keeps_other_sources():
