@@ -72,6 +72,7 @@ def _vote_any_sim(lanes):
     got = np.uint32(any(int(lane[0]) != 0 for lane in lanes))
     return [got] * len(lanes)
 
+
 vote_any = build(InstructionSpec(
     name="vote_any",
     family="warp",

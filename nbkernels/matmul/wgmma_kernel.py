@@ -386,10 +386,8 @@ def build_kernel(cfg: WgmmaConfig, kind: str, a_kmajor: bool, b_kmajor: bool, ep
     # numba's simulator runs blocks in order, so the block that waits is numbered above the
     # block it waits for.
     if SK:
-        sk_setup = ""
-        # Every thread works its block's share out from uniform values (grid, block index,
-        # arguments): loaded from shared memory, kb and ke were not known uniform, and the
-        # consumers' k-loop built its wgmma descriptors in per-thread registers (perf-notes s13)
+        # Every thread works its block's share out from the grid size, its block index and the
+        # arguments: nothing to keep in shared memory or in registers across the units
         unit_loop = [f"sk_k = (K + {BK - 1}) // {BK}",
                      "sk_n = int64(cuda.gridDim.x)",
                      f"sk_t = int64({sched['tm']}) * tiles_n * batch",
@@ -410,7 +408,6 @@ def build_kernel(cfg: WgmmaConfig, kind: str, a_kmajor: bool, b_kmajor: bool, ep
                      "            kb = sk_k // 2"]
         krange, kfirst = "range(kb, ke)", "kt - kb"
     else:
-        sk_setup = ""
         unit_loop = [f"for tile in range({sched['start']}, ntiles, {sched['step']}):"]
         krange, kfirst = "range(ktiles)", "kt"
 
@@ -469,7 +466,7 @@ def kernel(TM, C, D, M, N, K, ldc_r, ldc_c, ldd_r, ldd_c, sc, sd, alpha, beta,
             I.mbarrier_init(bar0 + 8 * s, 1)  # full[s]: the producer's arrival + TMA bytes
             I.mbarrier_init(bar0 + {8 * STAGES} + 8 * s, {(1 if PP else NC) * cfg.cluster})  # empty[s]: its consumers
         I.mbarrier_init(bar0 + {16 * STAGES}, 1)  # order: ping-pong main loops take turns{staged_bars}
-        I.fence_proxy_async(){sk_setup}
+        I.fence_proxy_async()
 {chr(10).join(init_fence + ["    " + x for x in sync + rank_src])}
     ktiles = (K + {BK - 1}) // {BK}
     per_batch = {sched["tm"]} * tiles_n
