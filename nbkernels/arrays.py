@@ -8,6 +8,8 @@ bf16 as the ambiguous ``<V2``); other objects through ``__cuda_array_interface__
 """
 from __future__ import annotations
 
+import contextlib
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -211,6 +213,40 @@ def _device_of_pointer(ptr: int):
     except Exception:
         pass
     return None
+
+
+def on_stream(framework: str, device: int | None, stream):
+    """A context that makes ``stream`` (a ``stream=`` argument) the current stream of the
+    framework (CuPy or torch) while a call runs. The call's temporaries (operand copies,
+    split-K and split-tail workspaces) then come from that stream's pool and its copies run on
+    that stream, ordered before the kernels that read them; freed when the call returns, they
+    are reused only by later work on the same stream. Without it they came from the current
+    stream's pool and could be reused there while the kernel still ran on ``stream``. No-op
+    for other frameworks and where ``stream`` is already current."""
+    handle = current_stream_handle(framework, device, stream)
+    own = type(stream).__module__.split(".")[0] == framework  # the framework's own stream
+    if framework == "cupy":
+        import cupy
+
+        if handle == cupy.cuda.get_current_stream().ptr:
+            return contextlib.nullcontext()
+        if own or not handle:
+            return stream if own else cupy.cuda.Stream.null
+        with warnings.catch_warnings():  # (CuPy 14 deprecates it for the stream protocol)
+            warnings.simplefilter("ignore", DeprecationWarning)
+            return cupy.cuda.ExternalStream(handle, device)
+    if framework == "torch":
+        import torch
+
+        if handle == torch.cuda.current_stream(device).cuda_stream:
+            return contextlib.nullcontext()
+        if own:
+            return torch.cuda.stream(stream)
+        if not handle:
+            return torch.cuda.stream(torch.cuda.default_stream(device))
+        wrap = getattr(torch.cuda, "get_stream_from_external", None) or torch.cuda.ExternalStream
+        return torch.cuda.stream(wrap(handle, torch.device("cuda", device)))
+    return contextlib.nullcontext()
 
 
 def current_stream_handle(framework: str, device: int | None, stream=None) -> int:

@@ -21,6 +21,10 @@ from __future__ import annotations
 
 import os
 
+import contextlib
+import functools
+
+from . import arrays
 from .arrays import current_stream_handle, torch_dtype_of
 
 OTHER, CUPY, TORCH = 0, 1, 2
@@ -114,6 +118,34 @@ def alloc_ptr(like, shape, dtype):
         return x, x.data.ptr
     x = like.new_empty(shape, dtype=torch_dtype_of(dtype))
     return x, x.data_ptr()
+
+
+def on_stream(like, stream):
+    """:func:`arrays.on_stream` for the framework and device of ``like`` (a CuPy array or a
+    CUDA torch tensor); a no-op context for anything else."""
+    k = kind_of(like)
+    if k == CUPY:
+        return arrays.on_stream("cupy", like.data.device_id, stream)
+    if k == TORCH and like.is_cuda:
+        return arrays.on_stream("torch", like.get_device(), stream)
+    return contextlib.nullcontext()
+
+
+def stream_ordered(like: int, name: str):
+    """Decorator for a public call with a ``stream=`` keyword: when one is given, the call runs
+    with it as its framework's current stream (:func:`arrays.on_stream`, for the framework and
+    device of the argument at position ``like`` or keyword ``name``), so that its copies and
+    temporaries are ordered with its kernels on that stream. Without ``stream=``, one extra
+    call frame."""
+    def wrap(fn):
+        @functools.wraps(fn)
+        def call(*args, stream=None, **kw):
+            if stream is None:
+                return fn(*args, **kw)
+            with on_stream(args[like] if len(args) > like else kw.get(name), stream):
+                return fn(*args, stream=stream, **kw)
+        return call
+    return wrap
 
 
 def stream_handle(like, stream=None) -> int:

@@ -328,3 +328,61 @@ def test_numpy_bf16_in_numpy_out():
     assert isinstance(d, np.ndarray) and d.dtype == BF16
     err, where = relerr(d, reference(a, b))
     assert err < 1e-2, where
+
+
+@pytest.mark.parametrize("what", ["copy", "copy, raw handle", "split-k", "numpy"])
+def test_stream_argument_orders_the_calls_copies_and_temporaries(what):
+    """``stream=`` a non-blocking stream held back ~20 ms by a spinning kernel, the current
+    stream another: an operand copy (every other column of a wider buffer) or a split-K
+    workspace must be made on that stream and come from its pool, so that allocations on the
+    current stream right after the call (filled with NaN) cannot overwrite them before the
+    GEMM reads them; NumPy results must be copied back after that stream's work."""
+    from nbkernels.matmul import plan
+
+    from .torch_streams import clobber_current_pool, cupy_sleep
+
+    rng = np.random.default_rng()
+    if what == "split-k":  # a 64 x 64 output, K = 8192: partial sums in a workspace
+        a, b = make(rng, "bfloat16", (64, 8192)), make(rng, "bfloat16", (8192, 64))
+    else:
+        a = make(rng, "float16", (512, 512), "s" if what.startswith("copy") else "r")
+        b = make(rng, "float16", (512, 384))
+    da, db = (a, b) if what == "numpy" else (device_like(a), device_like(b))
+    if what.startswith("copy"):
+        assert plan(da, db).copies, "the test needs a call that copies an operand"
+    if what == "split-k":
+        assert plan(da, db).splits > 1, "the test needs a split-K call"
+    s = cupy.cuda.Stream(non_blocking=True)
+    for _ in range(2):  # the first call, then a repeat call (the fast path)
+        cupy.cuda.Device().synchronize()
+        cupy_sleep(s, 20)
+        out = nbkernels.gemm(da, db, stream=s.ptr if what.endswith("handle") else s)
+        junk = clobber_current_pool()
+        s.synchronize()
+        got = out if what == "numpy" else cupy.asnumpy(out)
+        del junk
+        dtype = "bfloat16" if what == "split-k" else "float16"
+        err, where = relerr(got, reference(a, b))
+        assert err <= TOLERANCES[(dtype, None)], f"{what}: {where}"
+
+
+def test_stream_argument_orders_a_torch_calls_copy():
+    """The same on torch tensors: a strided operand copied on a held-back torch stream, the
+    caching allocator's current-stream blocks filled with NaN right after the call."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng()
+    a = torch.from_numpy(rng.standard_normal((512, 1024)).astype(np.float32)).half().cuda()[:, ::2]
+    b = torch.from_numpy(rng.standard_normal((512, 384)).astype(np.float32)).half().cuda()
+    want = reference(a.float().cpu().numpy().astype(np.float16), b.cpu().numpy())
+    s = torch.cuda.Stream()
+    for _ in range(2):
+        torch.cuda.synchronize()
+        with torch.cuda.stream(s):
+            torch.cuda._sleep(40_000_000)  # ~20 ms
+        out = nbkernels.gemm(a, b, stream=s)
+        junk = [torch.full((1 << e,), float("nan"), device="cuda") for e in range(8, 23)
+                for _ in range(3)]
+        s.synchronize()
+        del junk
+        err, where = relerr(out.float().cpu().numpy(), want)
+        assert err <= TOLERANCES[("float16", None)], where

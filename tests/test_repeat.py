@@ -411,3 +411,38 @@ def test_split_tail_replays_get_their_own_workspace_flags_and_nonce():
     assert first[fields["tm"]] == 0xA000 and first[fields["d"]] == 0x10000
     assert first[fields["nonce"]] != second[fields["nonce"]]
     assert 0 not in (first[fields["nonce"]], second[fields["nonce"]])
+
+
+def test_stream_ordered_makes_a_given_stream_current_for_the_call(monkeypatch):
+    """With ``stream=``, the call runs inside the framework context of its array argument (found
+    by position or keyword) and still gets the stream; without, no context and no stream
+    keyword added."""
+    import inspect
+
+    events = []
+
+    class Ctx:
+        def __init__(self, like, stream):
+            self.args = (like, stream)
+
+        def __enter__(self):
+            events.append(("enter",) + self.args)
+
+        def __exit__(self, *exc):
+            events.append(("exit",) + self.args)
+
+    monkeypatch.setattr(repeat, "on_stream", Ctx)
+
+    @repeat.stream_ordered(1, "x")
+    def op(self, x, y=0, *, stream=None):
+        events.append(("call", x, stream))
+        return x + y
+
+    assert op(None, 1, 2) == 3 and events == [("call", 1, None)]
+    events.clear()
+    assert op(None, 5, stream="s") == 5
+    assert events == [("enter", 5, "s"), ("call", 5, "s"), ("exit", 5, "s")]
+    events.clear()
+    assert op(None, x=7, stream="t") == 7
+    assert events == [("enter", 7, "t"), ("call", 7, "t"), ("exit", 7, "t")]
+    assert list(inspect.signature(op).parameters) == ["self", "x", "y", "stream"]

@@ -223,3 +223,32 @@ def test_resident_estimate_matches_the_driver():
                     wrong.append(f"{regs} regs, {static} B static, {threads} threads, {smem} B: "
                                  f"driver {got}, estimate {want}")
     assert not wrong, "\n".join(wrong[:20])
+
+
+@pytest.mark.parametrize("what", ["padded copy", "split rows"])
+def test_stream_argument_orders_the_calls_copies_and_temporaries(what):
+    """As the GEMM's: ``stream=`` held back ~20 ms, allocations on the current stream right
+    after the call filled with NaN. A misaligned input is copied into padded rows, and rows of
+    2**20 elements run on several blocks a row with a workspace: both must be made on that
+    stream and from its pool."""
+    cupy = pytest.importorskip("cupy")
+    import nbkernels
+    from nbkernels.rows import softmax_ref
+
+    from .torch_streams import clobber_current_pool, cupy_sleep
+
+    rng = np.random.default_rng()
+    shape = (64, 4097) if what == "padded copy" else (2, 1 << 20)
+    xh = rng.standard_normal(shape).astype(np.float32)
+    x = cupy.asarray(xh)[:, 1:] if what == "padded copy" else cupy.asarray(xh)
+    want = softmax_ref(xh[:, 1:] if what == "padded copy" else xh)
+    s = cupy.cuda.Stream(non_blocking=True)
+    for _ in range(2):  # the first call, then a repeat call where it has one
+        cupy.cuda.Device().synchronize()
+        cupy_sleep(s, 20)
+        y = nbkernels.softmax(x, stream=s)
+        junk = clobber_current_pool()
+        s.synchronize()
+        del junk
+        m = mismatch(f"softmax on a held-back stream ({what})", y.get(), want, "float32")
+        assert m is None, m

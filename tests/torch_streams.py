@@ -1,4 +1,5 @@
-"""Stream-order checks for repeat calls on torch tensors (GPU tests of gemm and the row kernels)."""
+"""Stream-order checks (GPU tests of gemm and the row kernels): torch side-stream replays,
+and helpers that delay a CuPy stream and clobber the current stream's pool."""
 
 
 def replays_on_side_stream(fn, x, out):
@@ -20,3 +21,25 @@ def replays_on_side_stream(fn, x, out):
         s.synchronize()
         assert (result is out) == with_out
         yield result, new, with_out
+
+
+def cupy_sleep(stream, ms):
+    """Queue a one-thread kernel that spins for about ``ms`` milliseconds on a CuPy stream: work
+    queued behind it on that stream runs that much later than work on other streams."""
+    import cupy
+    import numpy as np
+
+    k = cupy.RawKernel(r'''extern "C" __global__ void nbk_sleep(long long cycles) {
+        long long t0 = clock64(); while (clock64() - t0 < cycles) {} }''', "nbk_sleep")
+    khz = cupy.cuda.Device().attributes["ClockRate"]
+    with stream:
+        k((1,), (1,), (np.int64(khz * ms),))
+
+
+def clobber_current_pool():
+    """Allocate and fill (NaN) blocks of many sizes on the current CuPy stream: memory freed to
+    this stream's pool while a kernel on another stream still reads it gets overwritten."""
+    import cupy
+    import numpy as np
+
+    return [cupy.full(1 << e, np.nan, np.float32) for e in range(8, 23) for _ in range(3)]

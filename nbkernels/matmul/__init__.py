@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from .api import explain, plan
 from .config import TileConfig
+from .. import repeat
 from . import fast, run
 from .tuning import autotune
 from .run import execute
@@ -10,6 +11,7 @@ from .run import execute
 _MAX_EXTRAS = 6
 
 
+@repeat.stream_ordered(0, "a")
 def gemm(a=None, b=None, c=None, *, alpha=1, beta=0, out=None, precision=None, stream=None,
          variant=None, tile=None):
     """``alpha * a @ b + beta * c`` with ``numpy.matmul`` shape rules; returns the caller's type.
@@ -57,6 +59,7 @@ class FusedGemm:
         self.__doc__ = epilogue.__doc__
         self.__name__ = getattr(epilogue, "__name__", "fused_gemm")
 
+    @repeat.stream_ordered(1, "a")
     def __call__(self, a, b, *extra, c=None, alpha=1, beta=0, out=None, precision=None,
                  stream=None, variant=None, tile=None):
         from ..errors import NbkernelsError

@@ -382,6 +382,9 @@ def _via_device(p, alpha, beta, stream, epilogue, extras):
     q = api.plan(da, db, dc, alpha=alpha, beta=beta, out=dout, variant=_forced(p),
                  precision=_precision(p.kind))
     execute(q, alpha, beta, stream, epilogue, dext)
+    handle = arrays.current_stream_handle("numba", None, stream) if stream is not None else 0
+    if handle:  # (copy_to_host runs on the legacy stream: it would not wait for a non-blocking one)
+        cuda.external_stream(handle).synchronize()
     host = dout.copy_to_host()
     host = host.view(arrays.BF16) if p.result_dtype == arrays.BF16 else host
     if p.out is not None:

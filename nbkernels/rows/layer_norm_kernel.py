@@ -9,6 +9,7 @@ import numpy as np
 from numba import cuda, float32, int64, types, uint32
 
 from ..intrinsics import memory as M
+from .. import repeat
 from . import host
 from .config import for_arch
 from .device import (ELEMENT_BYTES, MAX_THREADS, MAX_WARPS, PER_THREAD, dev, group_sum, locate,
@@ -229,6 +230,7 @@ SIG = (host.BYTES,) * 4 + (types.int64,) * 4 + (types.float32,) + (types.int64,)
     (host.F32_BUF,)
 
 
+@repeat.stream_ordered(0, "x")
 def layer_norm(x, weight=None, bias=None, eps=1e-5, *, out=None, stream=None, config=None):
     """LayerNorm over the last axis: ``(x - mean) / sqrt(var + eps) * weight + bias``.
 

@@ -10,6 +10,7 @@ from numba import cuda, float32, int64, types, uint32
 
 from ..errors import NbkernelsError
 from ..intrinsics import memory as M
+from .. import repeat
 from . import host
 from .config import for_arch
 from .device import (ELEMENT_BYTES, MAX_THREADS, MAX_WARPS, PER_THREAD, dev, group_sum, locate,
@@ -190,6 +191,7 @@ SIG = (host.BYTES,) * 5 + (types.int64,) * 6 + (types.float32,) + (types.int64,)
     (host.F32_BUF,)
 
 
+@repeat.stream_ordered(0, "x")
 def rms_norm(x, weight, eps=1e-6, *, residual=None, out=None, residual_out=None, stream=None,
              config=None):
     """RMSNorm over the last axis: ``x / sqrt(mean(x**2) + eps) * weight``.

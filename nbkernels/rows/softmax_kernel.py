@@ -10,6 +10,7 @@ from numba import cuda, float32, int64, types, uint32
 
 from ..errors import NbkernelsError
 from ..intrinsics import memory as M
+from .. import repeat
 from . import host
 from .config import for_arch
 from .device import (ELEMENT_BYTES, MAX_THREADS, MAX_WARPS, NEG_INF, PER_THREAD, dev, fast_exp,
@@ -161,6 +162,7 @@ def build(kind: str, sm80: bool):
 SIG = (host.BYTES,) * 2 + (types.int64,) * 8 + (host.F32_BUF,)
 
 
+@repeat.stream_ordered(0, "x")
 def softmax(x, axis=-1, *, out=None, stream=None, config=None):
     """Softmax along ``axis`` (any axis; the last is fastest, others go through a copy).
 

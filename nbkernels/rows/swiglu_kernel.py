@@ -9,6 +9,7 @@ from numba import cuda, float32, int64, types, uint32
 
 from ..errors import NbkernelsError
 from ..intrinsics import memory as M
+from .. import repeat
 from . import host
 from .config import for_arch
 from .device import (ELEMENT_BYTES, MAX_THREADS, PER_THREAD, dev, fast_exp, make_io, make_loop,
@@ -121,6 +122,7 @@ def _halves(x):
     return x[..., :d], x[..., d:], d
 
 
+@repeat.stream_ordered(0, "gate")
 def swiglu(gate, up=None, *, out=None, stream=None, config=None):
     """``silu(gate) * up``. With ``up`` None, ``gate`` holds ``[gate | up]`` along its last
     axis (length 2d) and the result has length d. float16, bfloat16 or float32 (both inputs
