@@ -78,8 +78,7 @@ class WgmmaConfig:
         if self.offload and (self.pingpong or self.cluster != 1 or not self.staged):
             problems.append("offload (the producer's warps store the staged tile) is for "
                             "cooperative, unclustered, staged tiles")
-        if self.streamk and (self.pingpong or self.cluster != 1 or self.offload
-                             or self.wg_rows != 64):
+        if self.streamk and not self.takes_split_tail:
             # (consumers of 128 rows, two accumulators each, spilled 140 B with a fused
             # epilogue: CI31)
             problems.append("streamk (a split tail: the last wave's tiles in K halves) is for "
@@ -90,6 +89,12 @@ class WgmmaConfig:
                             f"{self.depth}")
         if problems:
             raise NbkernelsError(f"WgmmaConfig{self.key}: " + "; ".join(problems))
+
+    @property
+    def takes_split_tail(self) -> bool:
+        """Whether ``streamk`` (a split tail) can be set on this tile: cooperative, unclustered
+        tiles of 64-row consumers without offload."""
+        return not (self.pingpong or self.cluster != 1 or self.offload or self.wg_rows != 64)
 
     @property
     def consumers(self) -> int:
@@ -182,7 +187,7 @@ def with_split_tail(cfg: WgmmaConfig, tiles: int, sm_count: int, k: int) -> Wgmm
     from .wgmma_kernel import BK, split_tail
 
     ktiles = -(-k // BK)
-    if (cfg.streamk or cfg.pingpong or cfg.cluster != 1 or cfg.offload or cfg.wg_rows != 64
+    if (cfg.streamk or not cfg.takes_split_tail
             or tiles <= sm_count or ktiles < 2 * SPLIT_TAIL_MIN_HALF_KTILES
             or not split_tail(tiles, sm_count, ktiles)):
         return cfg
