@@ -19,10 +19,9 @@ piece here is measured against the alternatives on the device machine (perf-note
 """
 from __future__ import annotations
 
-import os
-
 import contextlib
 import functools
+import os
 
 from . import arrays
 from .arrays import current_stream_handle, torch_dtype_of

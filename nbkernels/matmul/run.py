@@ -187,9 +187,8 @@ def _sm90a(p, va, vb, C, D, c3, d3, alpha, beta, ext, ext_types, epilogue, epi_k
     # the simulator runs blocks one after another: one walks every tile, or with a split tail
     # three, so that tiles are split between blocks there too
     sms = (SIM_BLOCKS_STREAMK if cfg.streamk else 1) if runner.simulated() else device_limits()[0]
-    grid = min(ntiles, sms * wk.BLOCKS_PER_SM)
-    if cfg.streamk:
-        grid = wk.streamk_grid(ntiles, sms * wk.BLOCKS_PER_SM)
+    grid = (wk.streamk_grid(ntiles, sms * wk.BLOCKS_PER_SM) if cfg.streamk
+            else min(ntiles, sms * wk.BLOCKS_PER_SM))
     sig = _wgmma_sig(ext_types, cfg.streamk)
     key_parts = ("wgmma", cfg.key, p.kind, p.a_kmajor, p.b_kmajor, pair, epi_key)
     if cfg.cluster > 1:  # persistent clusters, one per tile pair, as many as fit at once

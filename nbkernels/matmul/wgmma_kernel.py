@@ -387,25 +387,24 @@ def build_kernel(cfg: WgmmaConfig, kind: str, a_kmajor: bool, b_kmajor: bool, ep
     # block it waits for.
     if SK:
         # Every thread works its block's share out from the grid size, its block index and the
-        # arguments: nothing to keep in shared memory or in registers across the units
-        unit_loop = [f"sk_k = (K + {BK - 1}) // {BK}",
-                     "sk_n = int64(cuda.gridDim.x)",
-                     f"sk_t = int64({sched['tm']}) * tiles_n * batch",
-                     "tail = sk_t % sk_n  # split_tail(tiles, blocks, ktiles), as the host",
-                     "if 2 * tail > sk_n or sk_k < 2:",
+        # kernel's ktiles and ntiles: nothing to keep in shared memory or in registers across
+        # the units
+        unit_loop = ["sk_n = int64(cuda.gridDim.x)",
+                     "tail = int64(ntiles) % sk_n  # split_tail(tiles, blocks, ktiles), as the host",
+                     "if 2 * tail > sk_n or ktiles < 2:",
                      "    tail = int64(0)",
-                     "whole = (sk_t - tail - cuda.blockIdx.x + sk_n - 1) // sk_n",
+                     "whole = (int64(ntiles) - tail - cuda.blockIdx.x + sk_n - 1) // sk_n",
                      "units = whole + (1 if cuda.blockIdx.x < 2 * tail else 0)",
                      "for u in range(units):",
                      "    tile = cuda.blockIdx.x + u * cuda.gridDim.x",
                      "    kb = int64(0)",
-                     "    ke = sk_k",
+                     "    ke = ktiles",
                      "    if u == whole:  # its K half of a tail tile (u * blocks = tiles - tail):",
                      "        tile = u * cuda.gridDim.x + cuda.blockIdx.x // 2",
                      "        if cuda.blockIdx.x % 2 == 1:  # the first half: it finishes the tile",
-                     "            ke = sk_k // 2",
+                     "            ke = ktiles // 2",
                      "        else:",
-                     "            kb = sk_k // 2"]
+                     "            kb = ktiles // 2"]
         krange, kfirst = "range(kb, ke)", "kt - kb"
     else:
         unit_loop = [f"for tile in range({sched['start']}, ntiles, {sched['step']}):"]
