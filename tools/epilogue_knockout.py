@@ -1,0 +1,59 @@
+"""How much of the sm90a GEMM's time its epilogue takes: the Hopper benchmark with the staged
+epilogue cut down, for measurement only (the results are wrong; nothing here ships).
+
+    python tools/epilogue_knockout.py VARIANT [bench_hopper arguments]
+
+VARIANT:
+  full      the kernel as it ships (the same process set-up, for comparison);
+  stage     the accumulators converted and written to shared memory (stmatrix), but not read
+            back nor stored to global memory: what a TMA store (whose copy runs in the async
+            proxy, without the warps) could at best leave to the consumers;
+  none      no epilogue: one 16-byte store a warp, made only if an accumulator holds an
+            impossible value, so that the wgmma results stay live.
+
+Each variant compiles into its own cache directory (the kernel's cache key does not see the
+change). Perf-notes s15 says what was expected and what came out.
+"""
+import inspect
+import os
+import sys
+import tempfile
+import textwrap
+
+
+
+def apply(variant):
+    """Replace ``wgmma_kernel.staged_epilogue`` by the variant's (before any kernel is built)."""
+    from numba import float32, uint32
+
+    from nbkernels import intrinsics as I
+    from nbkernels.matmul import wgmma_kernel
+    from nbkernels.matmul.mma_kernel import _dev
+
+    if variant == "stage":
+        src = textwrap.dedent(inspect.getsource(wgmma_kernel.staged_epilogue))
+        old = "for i in range(0 if offload else 4):"
+        assert src.count(old) == 1, "staged_epilogue changed: update the knockout"
+        ns = dict(vars(wgmma_kernel))
+        exec(src.replace(old, "for i in range(0):"), ns)  # noqa: S102
+        wgmma_kernel.staged_epilogue = ns["staged_epilogue"]
+    elif variant == "none":
+        def no_epilogue(NF, out_kind, epilogue, n_extra, offload=False):
+            def store_staged(acc, wrow, n0, lane, M, alpha, d_base, ldd_r, buf, extra):
+                if acc[0, 0, 0] == float32(-1.2345e-30):
+                    I.st_global_v4_if(d_base, (uint32(0), uint32(0), uint32(0), uint32(0)),
+                                      uint32(lane == 0))
+            return _dev(store_staged)
+        wgmma_kernel.staged_epilogue = no_epilogue
+    elif variant != "full":
+        raise SystemExit(__doc__)
+
+
+if __name__ == "__main__":
+    variant = sys.argv[1] if len(sys.argv) > 1 else ""
+    os.environ["NBKERNELS_CACHE_DIR"] = tempfile.mkdtemp(prefix=f"nbk-knockout-{variant}-")
+    apply(variant)
+    from nbkernels.matmul import bench_hopper
+
+    print(f"knockout variant: {variant}", flush=True)
+    sys.exit(bench_hopper.main(sys.argv[2:]))
