@@ -237,6 +237,7 @@ class _Driver:
 
     def __init__(self, device: int):
         self.device = device
+        self._stream = None  # a non-blocking stream of the store's own, for its copies
 
     def _ctx(self):
         from numba import cuda
@@ -263,12 +264,19 @@ class _Driver:
             return dev, cuda.pinned_array(nbytes, np.uint8)
 
     def copy(self, dst: int, host: np.ndarray):
-        """Write ``host`` (pinned) to ``dst``; complete when this returns (the driver's rule for
-        a synchronous copy from page-locked memory)."""
+        """Write ``host`` (pinned) to ``dst``; complete when this returns. The copy runs on a
+        non-blocking stream of the store's own and is waited for there: a synchronous
+        ``cuMemcpyHtoD`` runs on the legacy default stream, behind whatever the caller has
+        queued there, so each new map would wait for the device to drain (perf-notes s15)."""
         from cuda.bindings import driver as drv
 
         with self._ctx():
-            self._ok(drv.cuMemcpyHtoD(dst, host.ctypes.data, host.nbytes), "cuMemcpyHtoD")
+            if self._stream is None:
+                self._stream = self._ok(drv.cuStreamCreate(
+                    drv.CUstream_flags.CU_STREAM_NON_BLOCKING), "cuStreamCreate")
+            self._ok(drv.cuMemcpyHtoDAsync(dst, host.ctypes.data, host.nbytes, self._stream),
+                     "cuMemcpyHtoDAsync")
+            self._ok(drv.cuStreamSynchronize(self._stream), "cuStreamSynchronize")
 
     def free(self, dev: int):
         """Wait for everything queued on the device, on every stream, then free ``dev``."""

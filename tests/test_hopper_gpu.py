@@ -102,3 +102,23 @@ def test_tensor_map_is_encoded_by_the_driver():
     tm = tensormap.tensor_map(x, (32, 32), swizzle=128)
     assert tm.bytes.shape == (128,) and tm.bytes.any()
     assert tensormap.lookup(tm.bytes.tobytes()) is tm and tm.box_bytes == 32 * 32 * 4
+
+
+def test_a_new_map_store_entry_does_not_wait_for_work_queued_on_the_default_stream():
+    """A map is copied to the device on the store's own non-blocking stream: with ~0.5 s of
+    work queued on the legacy default stream, a miss returns while that work still runs (a
+    synchronous cuMemcpyHtoD, the store's copy before session 19, waited for it)."""
+    cupy = pytest.importorskip("cupy")
+    torch = pytest.importorskip("torch")
+    x = cupy.zeros((64, 64), np.float32)
+    blob = tensormap.encode_tiled(x.data.ptr, np.float32, (64, 64), (256, 4), (32, 32),
+                                  swizzle=128).bytes
+    store = tensormap.MapStore(cupy.cuda.Device().id, 128)
+    torch.cuda._sleep(int(1e9))  # ~0.5 s of spinning (at ~2 GHz) on the legacy stream
+    ptr = store.address(("queued", 1), lambda: blob)
+    busy = not cupy.cuda.Stream.null.done
+    cupy.cuda.Device().synchronize()
+    assert busy, "the queued work had finished by the time the new entry was written"
+    got = cupy.empty(128, cupy.uint8)
+    cupy.cuda.runtime.memcpy(got.data.ptr, ptr, 128, 3)  # device to device
+    np.testing.assert_array_equal(cupy.asnumpy(got), blob)
