@@ -390,38 +390,25 @@ def _staged_build(cfg, kind, a_km, b_km, epi):
     ((128, 256, 4), "bf16", True, False, False),
     ((128, 256, 4), "f16", False, True, True),
     ((256, 128, 4, 8, False, 128), "bf16", False, False, False),  # two 64-row blocks per consumer
-    ((128, 128, 6, 8, True), "f16", True, True, True),  # ping-pong: whole 128-row tiles
-    ((128, 256, 4, 8, False, 64, 1, True, False, 1, False, False), "bf16", True, False, False),
-    ((128, 128, 6, 8, True, 64, 1, True, False, 1, False, False), "f16", True, True, True)])
+    ((128, 128, 6, 8, True), "f16", True, True, True)])  # ping-pong: whole 128-row tiles
 def test_tiles_stage_their_epilogue_without_spills(tile, kind, a_km, b_km, epi):
     """With 16-byte aligned rows, per consumer thread and 64-row block: BN / 64 chunks of 64
-    columns, each 4 stmatrix.x4 and then one TMA box store (the default) or 4 shared reads and
-    4 global stores of 16 bytes (``tma_store=False``); the guarded pair stores stay for the
-    last tile column and beta * C; nothing spills at the register cap of the tile's thread
-    count."""
+    columns, each 4 stmatrix.x4, 4 shared reads and 4 global stores of 16 bytes; the guarded
+    pair stores stay for the last tile column and beta * C; nothing spills at the register cap
+    of the tile's thread count."""
     from nbkernels.matmul import wgmma_config, wgmma_kernel
 
     cfg = wgmma_config.WgmmaConfig(*tile)
     assert cfg.staged  # the default
     k, asm, sass = _staged_build(cfg, kind, a_km, b_km, epi)
     assert asm.spill_stores == asm.spill_loads == asm.stack_bytes == 0, asm.log
-    chunks = (cfg.bn // 64) * cfg.blocks_m
-    n = 4 * chunks  # of each instruction, per thread
+    n = 4 * (cfg.bn // 64) * cfg.blocks_m  # of each instruction, per thread
     assert len(re.findall(r"\bSTSM\.16\.M88\.4\b", sass)) == n, re.findall(r"STSM[^;]*", sass)
-    bufs = wgmma_kernel.tma_buffers(cfg)
-    if cfg.tma_store:
-        assert bufs >= 1 and (cfg.bn // 64) % bufs == 0
-        # one box store a chunk (lane 0's), no shared read-back, no 16-byte global store
-        assert len(re.findall(r"UTMASTG\.3D", sass)) == chunks, re.findall(r"UTMASTG[^;]*", sass)
-        assert len(re.findall(r"STG\.E\.128", sass)) == len(re.findall(r"LDS\.128", sass)) == 0
-        assert "fence_proxy_async" in k.nbk_source and "bulk_wait_group(0)" in k.nbk_source
-    else:
-        assert bufs == 0 and "UTMASTG" not in sass
-        assert len(re.findall(r"STG\.E\.128", sass)) == n
-        assert len(re.findall(r"LDS\.128", sass)) == n
+    assert len(re.findall(r"STG\.E\.128", sass)) == n
+    assert len(re.findall(r"LDS\.128", sass)) == n
     assert "store_all" in k.nbk_source and "beta == 0" in k.nbk_source  # the guarded fallback
-    # 2 KB per consumer warp and buffer behind the ring, inside the opt-in limit of an H100/H200
-    assert k.nbk_smem_bytes == cfg.smem_bytes() + 4 * cfg.consumers * 2048 * max(1, bufs) <= 232448
+    # 2 KB per consumer warp behind the ring, inside the opt-in limit of an H100/H200
+    assert k.nbk_smem_bytes == cfg.smem_bytes() + 4 * cfg.consumers * 2048 <= 232448
     guarded = wgmma_kernel.build_kernel(cfg, kind, a_km, b_km, None, 0, True)
     assert guarded.nbk_smem_bytes == cfg.smem_bytes() and "store_staged" not in guarded.nbk_source
 
@@ -596,45 +583,6 @@ def test_staged_epilogue_refuses_what_it_cannot_store():
         wgmma_kernel.staged_epilogue(32, "f32", None, 0)
     with pytest.raises(ValueError, match="64-column chunks"):
         wgmma_kernel.staged_epilogue(12, "bf16", None, 0)
-    with pytest.raises(ValueError, match="divisor of the 4 chunks"):
-        wgmma_kernel.staged_epilogue(32, "bf16", None, 0, tma_buffers=3)
-    with pytest.raises(ValueError, match="without offload"):
-        wgmma_kernel.staged_epilogue(32, "bf16", None, 0, offload=True, tma_buffers=2)
-
-
-# TMA-store staging buffers per consumer warp: the most of the tile's 64-column chunks that
-# fit beside the ring in an sm_90 block, a divisor of the chunk count (perf-notes s15)
-@pytest.mark.parametrize("key,bufs", [
-    ((128, 256, 4), 2),  # 192 KB of ring + 32 KB: 230400 B
-    ((128, 256, 3), 4),  # 144 KB + 64 KB: a whole tile, no wait within a tile
-    ((128, 128, 6), 2),
-    ((256, 128, 4), 1),  # 16 consumer warps: 32 KB for one buffer each
-    ((256, 128, 4, 8, False, 128), 2),
-    ((64, 256, 5, 8, True), 1),
-    ((128, 256, 4, 8, False, 64, 2), 2),  # clusters: the same ring
-    ((128, 256, 4, 8, False, 64, 1, False), 0),  # guarded stores
-    ((128, 256, 3, 8, False, 64, 1, True, True), 0),  # offload: the producer's warps store
-    ((128, 256, 4, 8, False, 64, 1, True, False, 1, False, False), 0)])  # tma_store=False
-def test_tma_store_buffers_fit_beside_the_ring(key, bufs):
-    from nbkernels.matmul import wgmma_config, wgmma_kernel
-
-    cfg = wgmma_config.WgmmaConfig(*key)
-    assert wgmma_kernel.tma_buffers(cfg) == bufs
-    assert cfg.stores_by_tma == (bufs > 0)
-    assert cfg.smem_bytes() + wgmma_kernel.staging_bytes(cfg) <= wgmma_kernel.SM90_SMEM
-
-
-def test_tma_store_switch_round_trips_and_is_named():
-    from nbkernels.matmul import wgmma_config as wc
-    from nbkernels.matmul.bench_hopper import config_name, parse_config
-
-    cfg = parse_config("128x256x4v")
-    assert cfg == wc.WgmmaConfig(128, 256, 4, tma_store=False) == wc.WgmmaConfig(*cfg.key)
-    assert config_name(cfg) == "128x256x4v" and "stored by the warps" in str(cfg)
-    assert wc.DEFAULT.tma_store and wc.DEFAULT.key == (128, 256, 4, 8, False, 64)
-    assert config_name(parse_config("128x256x4")) == "128x256x4"
-    assert parse_config("128x256x4vk") == wc.WgmmaConfig(128, 256, 4, streamk=True,
-                                                         tma_store=False)
 
 
 def test_guarded_tiles_refuse_a_staged_build():

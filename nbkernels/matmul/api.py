@@ -336,10 +336,8 @@ def _plan_sm90a(p, tile, forced, sms, max_smem) -> bool:
                      + (", tile given by the caller" if tile else
                         f", tile for {sms} SMs ({tiles} tiles)"))
     if wgmma_kernel.stages_epilogue(cfg, max_smem):
-        how = ("by TMA box stores that the warps do not wait for" if cfg.stores_by_tma else
-               "16 bytes per lane" + (" by the producer's warps" if cfg.offload else ""))
         why = ("16-bit results in 16-byte aligned rows staged through shared memory and stored "
-               f"{how}, except in a last tile column cut by N and with beta * C")
+               "16 bytes per lane, except in a last tile column cut by N and with beta * C")
     elif not cfg.staged:
         why = "guarded stores (asked for: WgmmaConfig(staged=False))"
     else:

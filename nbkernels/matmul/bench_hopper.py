@@ -82,26 +82,24 @@ def parse_config(text):
     groups of G tile-rows instead of 8 (``128x256x4r16``), then ``c2``: clusters of
     two blocks sharing B tiles by TMA multicast (``128x256x4c2``, ``128x128x6pc2``), then
     ``g``: the guarded-store epilogue instead of the staged one (``128x256x4g``; ``s``, the
-    default, is accepted), ``o``: the staged tile stored by the producer's warps
-    (``128x256x3o``) or ``v``: stored by the consumers' own 16-byte stores instead of TMA
-    (``128x256x4v``), then ``dD``: D k-tiles of wgmma left in flight (``128x128x6pd2``), then
+    default, is accepted) or ``o``: the staged tile stored by the producer's warps
+    (``128x256x3o``), then ``dD``: D k-tiles of wgmma left in flight (``128x128x6pd2``), then
     ``k``: stream-K over the last wave (``128x256x4k``)."""
     import re
 
     from ..errors import NbkernelsError
     from .wgmma_config import WgmmaConfig
 
-    m = re.fullmatch(r"(\d+)x(\d+)x(\d+)([pw]?)(?:r(\d+))?(?:c(\d+))?([sgov]?)(?:d(\d+))?(k?)",
+    m = re.fullmatch(r"(\d+)x(\d+)x(\d+)([pw]?)(?:r(\d+))?(?:c(\d+))?([sgo]?)(?:d(\d+))?(k?)",
                      text)
     if not m:
-        raise NbkernelsError(f"--configs: expected BMxBNxSTAGES[p|w][rG][c2][g|o|v][dD][k] (e.g. "
+        raise NbkernelsError(f"--configs: expected BMxBNxSTAGES[p|w][rG][c2][g|o][dD][k] (e.g. "
                              f"128x256x4c2), got {text!r}")
     bm, bn, st = (int(v) for v in m.group(1, 2, 3))
     flag, group, cluster = m.group(4), int(m.group(5) or 8), int(m.group(6) or 1)
     return WgmmaConfig(bm, bn, st, group, flag == "p", 128 if flag == "w" else 64, cluster,
                        staged=m.group(7) != "g", offload=m.group(7) == "o",
-                       depth=int(m.group(8) or 1), streamk=m.group(9) == "k",
-                       tma_store=m.group(7) != "v")
+                       depth=int(m.group(8) or 1), streamk=m.group(9) == "k")
 
 
 def config_name(cfg):
@@ -109,7 +107,6 @@ def config_name(cfg):
             + ("w" if cfg.wg_rows == 128 else "") + (f"r{cfg.group_m}" if cfg.group_m != 8 else "")
             + (f"c{cfg.cluster}" if cfg.cluster > 1 else "")
             + ("" if cfg.staged else "g") + ("o" if cfg.offload else "")
-            + ("v" if cfg.staged and not cfg.offload and not cfg.tma_store else "")
             + (f"d{cfg.depth}" if cfg.depth != 1 else "") + ("k" if cfg.streamk else ""))
 
 
@@ -206,7 +203,6 @@ def main(argv=None):
                     "stages, p: ping-pong, w: 128-row cooperative consumers, rG: rasterization "
                     "groups of G tile-rows (default 8), c2: clusters of two blocks sharing B by "
                     "TMA multicast, g: the guarded-store epilogue, o: stores by the producer's warps, "
-                    "v: the staged tile stored by the consumers (not TMA), "
                     "dD: D k-tiles of wgmma in flight, k: the last partial wave's tiles split "
                     "in K halves)")
     ap.add_argument("--prewarm", action="store_true")

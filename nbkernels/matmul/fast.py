@@ -100,10 +100,9 @@ class Launcher:
         handle = repeat.stream_handle(a, stream)
         if self.maps is None:
             self._go(vals, handle)
-        else:  # sm90a: the tensor maps of these a, b (and out, where the kernel stores by
-            # TMA), cached by address, kept until queued
+        else:  # sm90a: the tensor maps of these a and b (cached by address), kept until queued
             with self.maps.lock:
-                vals[7] = self.maps.device_ptr(pa, pb, pd if self.maps.with_d else 0)
+                vals[7] = self.maps.device_ptr(pa, pb)
                 self._go(vals, handle)
         return out
 

@@ -152,7 +152,7 @@ def execute(p: "api.Plan", alpha, beta, stream=None, epilogue=None, extras=()):
 
         if pair and aligned(16) and wk.stages_epilogue(p.tile, device_limits()[1]):
             pair = 2
-        _sm90a(p, va, vb, vd, C, D, c3, d3, alpha, beta_eff, ext, ext_types, epilogue, epi_key,
+        _sm90a(p, va, vb, C, D, c3, d3, alpha, beta_eff, ext, ext_types, epilogue, epi_key,
                handle, pair)
         return result
     kern = api._mma(p.tile, p.kind, p.a_kmajor, p.b_kmajor, p.aligned, sm75, epilogue, len(ext),
@@ -168,19 +168,15 @@ def execute(p: "api.Plan", alpha, beta, stream=None, epilogue=None, extras=()):
     return result
 
 
-def _sm90a(p, va, vb, vd, C, D, c3, d3, alpha, beta, ext, ext_types, epilogue, epi_key,
-           handle, pair):
-    """The Hopper kernel: tensor maps of a and b (and of D where staged tiles leave by TMA),
-    one persistent launch over all tiles."""
+def _sm90a(p, va, vb, C, D, c3, d3, alpha, beta, ext, ext_types, epilogue, epi_key, handle,
+           pair):
+    """The Hopper kernel: tensor maps of a and b, one persistent launch over all tiles."""
     from ..smem import device_limits
     from . import wgmma_kernel as wk
 
     cfg = p.tile
     kern = api._wgmma(cfg, p.kind, p.a_kmajor, p.b_kmajor, epilogue, len(ext), pair)
     maps = wk.tensor_maps(va, vb, p.a_kmajor, p.b_kmajor, cfg)  # checks them, in the simulator too
-    tma_d = pair == 2 and cfg.stores_by_tma  # staged tiles leave by TMA: D's map too
-    if tma_d:
-        maps.append(wk.output_map(vd, p.batch))
     TM, cache = np.stack([m.bytes for m in maps]), None
     if not runner.simulated():
         cache = wk.MapCache(tuple((m.dtype, m.shape, m.strides, m.box) for m in maps),
@@ -218,7 +214,7 @@ def _sm90a(p, va, vb, vd, C, D, c3, d3, alpha, beta, ext, ext_types, epilogue, e
     # the maps' memory is not freed before the launch is queued
     with cache.lock if cache is not None else contextlib.nullcontext():
         if cache is not None:
-            args[0] = cache.device_view(va.ptr, vb.ptr, vd.ptr if tma_d else 0, encoded=TM)
+            args[0] = cache.device_view(va.ptr, vb.ptr, encoded=TM)
         _launch(kern, sig, (grid, 1, 1), cfg.threads, kern.nbk_smem_bytes, handle, args,
                 key_parts, wk.SM90A, "wgmma-sk" if cfg.streamk else None)
 

@@ -54,13 +54,6 @@ class WgmmaConfig:
     #: bench suffix ``k``. (Until session 17 this field shared out the k-tiles of a wave and a
     #: half in contiguous ranges, measured 5-21% slower than the default: perf-notes s12.)
     streamk: bool = False
-    #: the staged epilogue's copy to global memory (staged tiles without offload): by TMA
-    #: (``cp.async.bulk.tensor`` stores of 16 x 64 boxes, one per warp and 64-column chunk,
-    #: issued by one lane and waited for only when the warp reuses that staging buffer), so the
-    #: consumers go back to their wgmma without reading the tile back nor storing it; they had
-    #: been most of the epilogue's cost (perf-notes s15). False: the warps' own 16-byte stores
-    #: (bench suffix ``v``).
-    tma_store: bool = True
 
     def __post_init__(self):
         problems = []
@@ -120,18 +113,16 @@ class WgmmaConfig:
     def key(self) -> tuple:
         """The fields in order, the trailing defaults left out: ``WgmmaConfig(*key)`` is the
         config again (the prewarm jobs and the autotuner's table rebuild it so)."""
-        fields = (self.bm, self.bn, self.stages, self.group_m, self.pingpong, self.wg_rows,
-                  self.cluster, self.staged, self.offload, self.depth, self.streamk,
-                  self.tma_store)
-        n = len(fields)
-        while n > 6 and fields[n - 1] == _DEFAULTS[n - 1]:
-            n -= 1
-        return fields[:n]
-
-    @property
-    def stores_by_tma(self) -> bool:
-        """Whether staged tiles reach global memory by TMA stores (see ``tma_store``)."""
-        return self.staged and self.tma_store and not self.offload
+        base = (self.bm, self.bn, self.stages, self.group_m, self.pingpong, self.wg_rows)
+        if self.streamk:
+            return base + (self.cluster, self.staged, self.offload, self.depth, True)
+        if self.depth != 1:
+            return base + (self.cluster, self.staged, self.offload, self.depth)
+        if self.offload:
+            return base + (self.cluster, self.staged, True)
+        if self.cluster != 1 or not self.staged:
+            base += (self.cluster,)
+        return base if self.staged else base + (False,)
 
     @property
     def stage_bytes(self) -> int:
@@ -151,17 +142,12 @@ class WgmmaConfig:
                 + ("" if self.staged else ", guarded-store epilogue")
                 + (", stores by the producer's warps" if self.offload else "")
                 + (f", {self.depth} k-tiles of wgmma in flight" if self.depth != 1 else "")
-                + (", the last wave's tiles split in K halves" if self.streamk else "")
-                + ("" if self.stores_by_tma or not self.staged or self.offload
-                   else ", staged tiles stored by the warps"))
+                + (", the last wave's tiles split in K halves" if self.streamk else ""))
 
     @property
     def cluster_dims(self):
         """The launch's cluster shape (blocks along the grid's x)."""
         return (self.cluster, 1, 1)
-
-
-_DEFAULTS = (None,) * 6 + (1, True, False, 1, False, True)  # of the fields after wg_rows
 
 
 #: 128x256, 2 consumer warpgroups of 64x256 (128 accumulator registers each, setmaxnreg 232),

@@ -110,28 +110,11 @@ STAGING_ROW = 128  # bytes of a staged row: 64 16-bit columns
 WARP_STAGING = 16 * STAGING_ROW  # per consumer warp: its 16 rows of a 64-column chunk
 
 
-#: Dynamic shared memory an sm_90 block may opt into (H100, H200, GH200), less room for the
-#: kernel's static barriers.
-SM90_SMEM = 232448 - 512
-
-
-def tma_buffers(cfg: WgmmaConfig) -> int:
-    """Staging buffers (2 KB each) per consumer warp of a TMA-store epilogue: as many of the
-    tile's 64-column chunks as fit beside the ring, a divisor of their count so that chunk
-    ``c`` always takes buffer ``c % n``; 0 for tiles without it."""
-    if not cfg.stores_by_tma:
-        return 0
-    chunks = cfg.bn // 64
-    room = (SM90_SMEM - cfg.smem_bytes()) // (4 * cfg.consumers * WARP_STAGING)
-    return max([n for n in range(1, chunks + 1) if chunks % n == 0 and n <= room] or [1])
-
-
 def staging_bytes(cfg: WgmmaConfig) -> int:
-    """Shared memory the staged epilogue adds behind the ring: 2 KB per consumer warp, or
-    ``tma_buffers`` of them with TMA stores, or with ``offload`` the whole tile (2 KB per warp
-    and 64-column chunk of each of its 64-row blocks)."""
-    per_warp = WARP_STAGING * (cfg.blocks_m * cfg.bn // 64 if cfg.offload
-                               else max(1, tma_buffers(cfg)))
+    """Shared memory the staged epilogue adds behind the ring: 2 KB per consumer warp, or with
+    ``offload`` the whole tile (2 KB per warp and 64-column chunk of each of its 64-row
+    blocks)."""
+    per_warp = WARP_STAGING * (cfg.blocks_m * cfg.bn // 64 if cfg.offload else 1)
     return 4 * cfg.consumers * per_warp
 
 
@@ -141,7 +124,7 @@ def stages_epilogue(cfg: WgmmaConfig, max_smem: int) -> bool:
     return cfg.staged and cfg.smem_bytes() + staging_bytes(cfg) <= max_smem
 
 
-def staged_epilogue(NF, out_kind, epilogue, n_extra, offload=False, tma_buffers=0):
+def staged_epilogue(NF, out_kind, epilogue, n_extra, offload=False):
     """The epilogue of a tile whose ``8 NF`` columns all lie inside the matrix, for 16-bit
     results in 16-byte aligned rows and ``beta == 0``, staged through 2 KB of shared memory per
     warp.
@@ -165,28 +148,16 @@ def staged_epilogue(NF, out_kind, epilogue, n_extra, offload=False, tma_buffers=
     ``offload``: chunk ``ch`` is staged at ``buf + ch * 2 KB`` and left there: the producer
     warpgroup's storer warps read it back and store it (``build_kernel``), so the warp goes
     back to its wgmma as soon as its tile is in shared memory.
-
-    ``tma_buffers`` (n > 0): chunk ``ch`` is staged in buffer ``ch % n`` (``buf + (ch % n) *
-    2 KB``, 1024-byte aligned: the staged rows' XOR pattern is TMA's 128-byte swizzle), and
-    lane 0 stores it with one TMA box store (tensor map 2 of ``tm``: D as (batch, M, N) in
-    16 x 64 boxes) in a bulk group of its own. Before a buffer is written again, lane 0 waits
-    until at most ``n - 1`` of its groups still read shared memory (groups finish in order),
-    so the warp never waits for its stores to reach global memory. Rows past ``M`` are
-    clipped by TMA. Each thread's ``stmatrix`` writes are made visible to TMA's async proxy
-    (``fence.proxy.async``) before the warp barrier that precedes the store.
     """
     if out_kind not in _TO_BITS:
         raise ValueError(f"the staged epilogue is for 16-bit results, not {out_kind}")
     if NF % 8:
         raise ValueError(f"the staged epilogue works in 64-column chunks, NF = {NF}")
     extra_args = "".join(f", extra[{k}]" for k in range(n_extra))
-    ns = {"I": I, "uint32": uint32, "float32": float32, "int32": int32}
+    ns = {"I": I, "uint32": uint32, "float32": float32}
     if epilogue is not None:
         ns["epi"] = epilogue if hasattr(epilogue, "py_func") else _dev(epilogue)
-    args = "acc, wrow, n0, lane, M, alpha, d_base, ldd_r, buf, extra, tm, z"
-    if tma_buffers and (offload or (NF // 8) % tma_buffers):
-        raise ValueError(f"TMA stores take a divisor of the {NF // 8} chunks as buffers, "
-                         f"without offload; got {tma_buffers}")
+    args = "acc, wrow, n0, lane, M, alpha, d_base, ldd_r, buf, extra"
     for ch in range(NF // 8):
         src = [f"def chunk{ch}({args}):",
                "    c0 = n0 + 2 * (lane & 3)",  # this lane's first column in a fragment
@@ -205,11 +176,7 @@ def staged_epilogue(NF, out_kind, epilogue, n_extra, offload=False, tma_buffers=
         # stmatrix.x4 number t: matrices (row half j & 1, fragment 2t + (j >> 1)); lanes
         # 8j .. 8j + 7 give the staged rows of matrix j. stmatrix is .aligned: the warp must
         # arrive converged (lane 0 of warp 0 has just released a stage on its own)
-        slot = ch * WARP_STAGING if offload else (ch % tma_buffers) * WARP_STAGING if tma_buffers else 0
-        if tma_buffers:  # this buffer's last store has read it (at most n - 1 groups still do)
-            src += ["    if lane == 0:",
-                    f"        I.bulk_wait_group_read({tma_buffers - 1})"]
-        src += [f"    sbase = buf + {slot} + "
+        src += [f"    sbase = buf + {ch * WARP_STAGING if offload else 0} + "
                 "(8 * ((lane >> 3) & 1) + (lane & 7)) * 128",
                 "    half = lane >> 4",
                 "    I.warp_sync()"]
@@ -217,16 +184,6 @@ def staged_epilogue(NF, out_kind, epilogue, n_extra, offload=False, tma_buffers=
             n = 8 * ch + 2 * t
             src.append(f"    I.stmatrix_x4(sbase + ((({2 * t} + half) ^ (lane & 7)) << 4), "
                        f"(w0_{n}, w1_{n}, w0_{n + 1}, w1_{n + 1}))")
-        if tma_buffers:
-            src += ["    I.fence_proxy_async()  # the stmatrix writes, visible to TMA",
-                    "    I.warp_sync()",
-                    "    if lane == 0:",
-                    f"        I.tma_store_3d(tm, (2, 0), int32(n0 + {64 * ch}), int32(wrow), "
-                    f"int32(z), buf + {slot})",
-                    "        I.bulk_commit_group()"]
-            exec("\n".join(src) + "\n", ns)  # noqa: S102
-            ns[f"chunk{ch}"] = _dev(ns[f"chunk{ch}"])
-            continue
         src.append("    I.warp_sync()")
         for i in range(0 if offload else 4):  # staged rows 4i .. 4i + 3, 8 lanes a row
             src += [f"    gr{i} = {4 * i} + (lane >> 3)",
@@ -292,8 +249,6 @@ def build_kernel(cfg: WgmmaConfig, kind: str, a_kmajor: bool, b_kmajor: bool, ep
         raise ValueError(f"{cfg}: no staged epilogue (staged=False)")
     # The producer's warps 1-3 store the staged tiles (the consumers only stage them).
     OFFLOAD = STAGED and cfg.offload
-    # Staged tiles leave by TMA stores (D's tensor map is the third in TM)
-    TMA_BUFS = tma_buffers(cfg) if STAGED else 0
     NCH = BN // 64  # 64-column chunks of a staged row block
     SF, SE = 8 * (2 * STAGES + 1), 8 * (2 * STAGES + 2)  # staged full / empty barriers
     STORERS = 96
@@ -305,7 +260,7 @@ def build_kernel(cfg: WgmmaConfig, kind: str, a_kmajor: bool, b_kmajor: bool, ep
         "fop": I.wgmma_fence_operand_f32,
     }
     if STAGED:
-        ns["store_staged"] = staged_epilogue(NF, out_kind, epilogue, n_extra, OFFLOAD, TMA_BUFS)
+        ns["store_staged"] = staged_epilogue(NF, out_kind, epilogue, n_extra, OFFLOAD)
     ta, tb = int(not a_kmajor), int(not b_kmajor)
     # A K-major: one box of BM rows; M-major: one box per 64 rows.
     if a_kmajor:
@@ -350,7 +305,7 @@ def build_kernel(cfg: WgmmaConfig, kind: str, a_kmajor: bool, b_kmajor: bool, ep
             buf = f"stage_at + {w * 4 * NCH * WARP_STAGING}" if OFFLOAD else "stage_at"
             narrow = [f"if n0 + {BN} <= N and beta == 0:",
                       f"    store_staged(frag{w}, m0 + row0 + {64 * w} + warp * 16, n0, lane, M, "
-                      f"alpha, d_at, ldd_r * OSZ, {buf}, extra, TM, b)",
+                      f"alpha, d_at, ldd_r * OSZ, {buf}, extra)",
                       "else:"] + ["    " + x for x in narrow]
         epilogue_src += narrow
     epilogue_src = ["c_at = I.gmem_addr(C, 0) + b * sc * OSZ",
@@ -418,11 +373,7 @@ def build_kernel(cfg: WgmmaConfig, kind: str, a_kmajor: bool, b_kmajor: bool, ep
         f"\n        I.mbarrier_init(bar0 + {SF}, {128 * NC})  # staged full: every consumer thread\n"
         f"        I.mbarrier_init(bar0 + {SE}, {STORERS})  # staged empty: every storer thread")
     stage_slot = (f"(cw * {4 * MW} + warp) * {NCH * WARP_STAGING}" if OFFLOAD
-                  else f"(ct // 32 + 4 * cw) * {WARP_STAGING * max(1, TMA_BUFS)}")
-    # the block's shared memory must outlive the TMA stores that read it
-    tma_tail = ["if lane == 0:", "    I.bulk_wait_group(0)"] if TMA_BUFS else []
-    tma_acquire = ("\n        if lane == 0:  # D's map, for this warp's TMA stores\n"
-                   "            I.fence_proxy_tensormap_acquire(TM, (2, 0))") if TMA_BUFS else ""
+                  else f"(ct // 32 + 4 * cw) * {WARP_STAGING}")
 
     # Split tail (SK): the tiles of a last, partial wave of at most half the blocks are each
     # split into two K halves, run side by side by two blocks. Every block first runs its
@@ -550,7 +501,7 @@ def kernel(TM, C, D, M, N, K, ldc_r, ldc_c, ldd_r, ldd_c, sc, sd, alpha, beta,
         ct = t - 128 * wg
         warp = ct // 32
         lane = ct % 32
-        stage_at = ring + {STAGES * STAGE} + {stage_slot}  # staged epilogue{tma_acquire}
+        stage_at = ring + {STAGES * STAGE} + {stage_slot}  # staged epilogue
         row0 = {0 if PP else f"cw * {cfg.wg_rows}"}  # first tile row of this consumer's 64-row blocks
         ad0 = smem_desc(ring + row0 * {ROW_BYTES}, {a_lbo}, {a_sbo}, 1, 0)
         bd0 = smem_desc(ring + {A_BYTES}, {b_lbo}, {b_sbo}, 1, 0)
@@ -599,8 +550,7 @@ def kernel(TM, C, D, M, N, K, ldc_r, ldc_c, ldd_r, ldd_c, sc, sd, alpha, beta,
                 for d in range({DEPTH}):
                     if d < {"ke - kb" if SK else "ktiles"}:
 {release(24, f"bar0 + {8 * STAGES} + 8 * ((it - 1 - d) % {STAGES})")}
-{chr(10).join([" " * 12 + x for x in epilogue_src] + [" " * 8 + x for x in tma_tail]
-              + ["    " + x for x in sync if CL])}
+{chr(10).join([" " * 12 + x for x in epilogue_src] + ["    " + x for x in sync if CL])}
 '''
     ns["tma"] = I.tma_load_3d
     ns["tmc"] = I.tma_load_3d_multicast
@@ -683,27 +633,6 @@ def tensor_maps(va, vb, a_kmajor, b_kmajor, cfg):
     return maps
 
 
-def output_geometry(vd, batch: int):
-    """(shape, byte strides, box) of D's tensor map for TMA stores of the staged epilogue:
-    (batch, M, N) in boxes of 16 rows x 64 columns (one warp's staged chunk); D has unit
-    column stride and 16-byte aligned rows and batches (``run._gemm``'s ``pair == 2``)."""
-    esz = vd.dtype.itemsize
-    (m, n), (sr, _) = vd.shape[-2:], vd.strides[-2:]
-    sb = vd.strides[0] if vd.ndim == 3 and vd.shape[0] > 1 else 0
-    row_bytes = sr * esz if m > 1 else _round16(n * esz)
-    batch_bytes = sb * esz if batch > 1 else _round16(m * row_bytes)
-    return (batch, m, n), (batch_bytes, row_bytes, esz), (1, 16, BOX)
-
-
-def output_map(vd, batch: int):
-    from .. import tensormap
-
-    shape, strides, box = output_geometry(vd, batch)
-    ptr = _host_ptr(vd) if vd.host else vd.ptr
-    return tensormap.encode_tiled(ptr, vd.dtype, shape, strides, box, swizzle=128,
-                                  array=vd.obj if vd.host else None)
-
-
 class MapCache:
     """The tensor maps of one call geometry, by operand addresses, in device memory.
 
@@ -720,34 +649,30 @@ class MapCache:
             from numba import cuda
 
             device = cuda.get_current_device().id
-        self.geometry = geometry  # ((dtype, shape, strides, box) of a, same of b[, of D])
-        self.with_d = len(geometry) == 3  # D's map too: the kernel stores staged tiles by TMA
-        self.store = tensormap.store(device, len(geometry) * tensormap.MAP_BYTES)
+        self.geometry = geometry  # ((dtype, shape, strides, box) of a, same of b)
+        self.store = tensormap.store(device, 2 * tensormap.MAP_BYTES)
         self.lock = self.store.lock
         self.gid = self.store.intern(geometry)  # a small int: cheaper to hash per call
 
-    def _encode(self, ptrs):
+    def _encode(self, pa: int, pb: int):
         from .. import tensormap
 
         return np.stack([tensormap.encode_tiled(p, *g, swizzle=128).bytes
-                         for p, g in zip(ptrs, self.geometry)])
+                         for p, g in zip((pa, pb), self.geometry)])
 
-    def device_ptr(self, pa: int, pb: int, pd: int = 0, encoded=None) -> int:
-        """The address of the ``uint8[n, 128]`` maps of a at ``pa``, b at ``pb`` and, where
-        the kernel stores by TMA, D at ``pd``; ``encoded``: their bytes where the caller has
-        them already."""
-        key = (self.gid, pa, pb, pd)
+    def device_ptr(self, pa: int, pb: int, encoded=None) -> int:
+        """The address of the ``uint8[2, 128]`` maps of a at ``pa`` and b at ``pb``;
+        ``encoded``: their bytes where the caller has them already."""
+        key = (self.gid, pa, pb)
         ptr = self.store.where.get(key)  # a repeat call's hit: no closure to build
         if ptr is not None:
             return ptr
-        ptrs = (pa, pb, pd)[:len(self.geometry)]
-        make = (lambda: encoded) if encoded is not None else (lambda: self._encode(ptrs))
+        make = (lambda: encoded) if encoded is not None else (lambda: self._encode(pa, pb))
         return self.store.address(key, make)
 
-    def device_view(self, pa: int, pb: int, pd: int = 0, encoded=None):
+    def device_view(self, pa: int, pb: int, encoded=None):
         """The same maps as a kernel argument (an :class:`nbkernels.arrays.ArrayView`)."""
         from .. import arrays
 
-        return arrays.ArrayView(self.device_ptr(pa, pb, pd, encoded),
-                                (len(self.geometry), 128), (128, 1),
+        return arrays.ArrayView(self.device_ptr(pa, pb, encoded), (2, 128), (128, 1),
                                 np.dtype(np.uint8), "numba", None, None)
