@@ -74,7 +74,8 @@ _lock = threading.Lock()
 
 
 def lookup(blob: bytes) -> TensorMap | None:
-    """The map whose 128 bytes are ``blob`` (maps encoded in this process), else None."""
+    """The map whose 128 bytes are ``blob`` (maps encoded in this process's simulator), else
+    None."""
     return _registry.get(bytes(blob))
 
 
@@ -142,8 +143,9 @@ def encode_tiled(ptr: int, dtype, shape, strides, box, *, swizzle: int = 128,
         blob = _driver_encode(int(ptr), dtype, shape, strides, box, swizzle, element_strides,
                               l2_promotion, oob_nan)
     tm = TensorMap(blob, dtype, shape, strides, box, swizzle, oob_nan, array, element_strides)
-    with _lock:
-        _registry[blob.tobytes()] = tm
+    if config.ENABLE_CUDASIM:  # only the simulator looks maps up (on a GPU the registry
+        with _lock:             # grew by one map per new operand address, for good)
+            _registry[blob.tobytes()] = tm
     return tm
 
 
@@ -168,6 +170,44 @@ def driver_args(dtype, shape, strides, box, swizzle, element_strides, l2, oob_na
             getattr(drv.CUtensorMapSwizzle, f"CU_TENSOR_MAP_SWIZZLE_{swz}"),
             getattr(drv.CUtensorMapL2promotion, f"CU_TENSOR_MAP_L2_PROMOTION_{l2name}"),
             getattr(drv.CUtensorMapFloatOOBfill, f"CU_TENSOR_MAP_FLOAT_OOB_FILL_{fill}"))
+
+
+def encoder(dtype, shape, strides, box, *, swizzle: int = 128, element_strides=None,
+            l2_promotion: int = 256, oob_nan: bool = False):
+    """``encode(ptr) -> uint8[128]``: the bytes :func:`encode_tiled` gives for these parameters
+    at each address, on a GPU, for callers that encode one geometry at many addresses (the
+    GEMM's map cache, on every call with a new operand). The parameters are checked and
+    converted to the driver's types once; a call is the driver's encode and a 128-byte copy
+    (``encode_tiled`` checks, converts and registers each map: ~57 us a map on an H100's host,
+    perf-notes s15). Maps made here are not registered, so :func:`lookup` does not find them
+    (only the simulator needs it, and this runs on GPUs only)."""
+    from ctypes import string_at
+
+    from cuda.bindings import driver as drv
+
+    dtype = np.dtype(dtype)
+    shape, strides, box = (tuple(int(v) for v in x) for x in (shape, strides, box))
+    element_strides = tuple(int(v) for v in (element_strides or (1,) * len(shape)))
+    _check(dtype, shape, strides, box, swizzle, element_strides, l2_promotion)
+    args = driver_args(dtype, shape, strides, box, swizzle, element_strides, l2_promotion,
+                       oob_nan, 0)
+    head, tail = args[:2], args[3:]
+    encode_tiled_ = drv.cuTensorMapEncodeTiled
+    ok = drv.CUresult.CUDA_SUCCESS
+
+    def encode(ptr: int) -> np.ndarray:
+        if ptr % 16:
+            _fail(f"the global address must be 16-byte aligned, got {int(ptr):#x}")
+        err, tmap = encode_tiled_(*head, ptr, *tail)
+        if err != ok:
+            _, msg = drv.cuGetErrorString(err)
+            _fail(f"cuTensorMapEncodeTiled failed: {err.name}: {msg.decode() if msg else ''} "
+                  f"(shape {shape}, strides {strides}, box {box}, swizzle {swizzle}, dtype "
+                  f"{dtype})")
+        # the struct's 128 bytes at once (``opaque`` builds 16 Python objects: ~4x slower)
+        return np.frombuffer(string_at(tmap.getPtr(), MAP_BYTES), np.uint8)
+
+    return encode
 
 
 def _driver_encode(ptr, dtype, shape, strides, box, swizzle, element_strides, l2, oob_nan):

@@ -49,6 +49,8 @@ row still loads (TMA zero-fills, the bytes still arrive) but stores nothing.
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 from numba import cuda, float32, int32, int64, uint32, uint64
 
@@ -633,6 +635,14 @@ def tensor_maps(va, vb, a_kmajor, b_kmajor, cfg):
     return maps
 
 
+@functools.lru_cache(maxsize=64)
+def _encoder(geometry):
+    """tensormap.encoder for one operand's (dtype, shape, strides, box), made once."""
+    from .. import tensormap
+
+    return tensormap.encoder(*geometry, swizzle=128)
+
+
 class MapCache:
     """The tensor maps of one call geometry, by operand addresses, in device memory.
 
@@ -653,12 +663,24 @@ class MapCache:
         self.store = tensormap.store(device, 2 * tensormap.MAP_BYTES)
         self.lock = self.store.lock
         self.gid = self.store.intern(geometry)  # a small int: cheaper to hash per call
+        # per operand: its geometry's encoder and the maps it made, by address (a call on a
+        # new activation with the same weight encodes one map, not two)
+        self._encoders = [_encoder(g) for g in geometry]
+        self._made = ({}, {})
 
     def _encode(self, pa: int, pb: int):
-        from .. import tensormap
+        maps = []
+        for ptr, enc, made in zip((pa, pb), self._encoders, self._made):
+            m = made.get(ptr)
+            if m is None:
+                if len(made) >= self.REMEMBERED:
+                    made.clear()
+                m = made[ptr] = enc(ptr)
+            maps.append(m)
+        return np.stack(maps)
 
-        return np.stack([tensormap.encode_tiled(p, *g, swizzle=128).bytes
-                         for p, g in zip((pa, pb), self.geometry)])
+    #: encoded maps kept per operand, by address
+    REMEMBERED = 256
 
     def device_ptr(self, pa: int, pb: int, encoded=None) -> int:
         """The address of the ``uint8[2, 128]`` maps of a at ``pa`` and b at ``pb``;
