@@ -49,11 +49,17 @@ def main(argv):
     flop = 2.0 * n ** 3
     runs = {"nbkernels sm90a": lambda: nbkernels.gemm(a, b, out=out),
             "cuBLAS": lambda: torch.matmul(a, b, out=out)}
-    for rnd in range(2):  # twice, alternating, so that heat is shared out
+    report(f"{n}^3 bf16", runs, seconds, flop)
+
+
+def report(label, runs, seconds, flop):
+    """Each of ``runs`` (name -> call) sampled for ``seconds``, twice, alternating so that
+    heat is shared out: TFLOPS, SM clock, power and TFLOPS per GHz."""
+    for rnd in range(2):
         for name, fn in runs.items():
             tf, mhz, w, k = sampled(fn, seconds, flop)
-            print(f"{n}^3 bf16 {name:16s} round {rnd}: {tf:6.1f} TFLOPS  SM {mhz:6.0f} MHz  "
-                  f"{w:5.0f} W  ({k} samples)", flush=True)
+            print(f"{label} {name:16s} round {rnd}: {tf:6.1f} TFLOPS  SM {mhz:6.0f} MHz  "
+                  f"{w:5.0f} W  {tf / mhz * 1000:5.1f} TFLOPS/GHz  ({k} samples)", flush=True)
 
 
 if __name__ == "__main__":

@@ -24,7 +24,7 @@ def main(argv):
     import torch
 
     import nbkernels
-    from clocks_sm90a import sampled
+    from clocks_sm90a import report
 
     a = torch.randn(m, k, device="cuda").bfloat16()
     b = torch.randn(k, n, device="cuda").bfloat16()
@@ -32,11 +32,7 @@ def main(argv):
     flop = 2.0 * m * n * k
     runs = {f"nbk {variant}": lambda: nbkernels.gemm(a, b, out=out),
             "cuBLAS": lambda: torch.matmul(a, b, out=out)}
-    for rnd in range(2):  # twice, alternating, so that heat is shared out
-        for name, fn in runs.items():
-            tf, mhz, w, cnt = sampled(fn, seconds, flop)
-            print(f"{m}x{n}x{k} bf16 {name:10s} round {rnd}: {tf:6.1f} TFLOPS  SM {mhz:6.0f} MHz"
-                  f"  {w:5.0f} W  {tf / mhz * 1000:5.1f} TFLOPS/GHz  ({cnt} samples)", flush=True)
+    report(f"{m}x{n}x{k} bf16", runs, seconds, flop)
 
 
 if __name__ == "__main__":
