@@ -172,6 +172,14 @@ def driver_args(dtype, shape, strides, box, swizzle, element_strides, l2, oob_na
             getattr(drv.CUtensorMapFloatOOBfill, f"CU_TENSOR_MAP_FLOAT_OOB_FILL_{fill}"))
 
 
+def _encode_failed(err, dtype, shape, strides, box, swizzle):
+    from cuda.bindings import driver as drv
+
+    _, msg = drv.cuGetErrorString(err)
+    _fail(f"cuTensorMapEncodeTiled failed: {err.name}: {msg.decode() if msg else ''} "
+          f"(shape {shape}, strides {strides}, box {box}, swizzle {swizzle}, dtype {dtype})")
+
+
 def encoder(dtype, shape, strides, box, *, swizzle: int = 128, element_strides=None,
             l2_promotion: int = 256, oob_nan: bool = False):
     """``encode(ptr) -> uint8[128]``: the bytes :func:`encode_tiled` gives for these parameters
@@ -200,10 +208,7 @@ def encoder(dtype, shape, strides, box, *, swizzle: int = 128, element_strides=N
             _fail(f"the global address must be 16-byte aligned, got {int(ptr):#x}")
         err, tmap = encode_tiled_(*head, ptr, *tail)
         if err != ok:
-            _, msg = drv.cuGetErrorString(err)
-            _fail(f"cuTensorMapEncodeTiled failed: {err.name}: {msg.decode() if msg else ''} "
-                  f"(shape {shape}, strides {strides}, box {box}, swizzle {swizzle}, dtype "
-                  f"{dtype})")
+            _encode_failed(err, dtype, shape, strides, box, swizzle)
         # the struct's 128 bytes at once (``opaque`` builds 16 Python objects: ~4x slower)
         return np.frombuffer(string_at(tmap.getPtr(), MAP_BYTES), np.uint8)
 
@@ -218,9 +223,7 @@ def _driver_encode(ptr, dtype, shape, strides, box, swizzle, element_strides, l2
     err, tmap = drv.cuTensorMapEncodeTiled(*driver_args(
         dtype, shape, strides, box, swizzle, element_strides, l2, oob_nan, ptr))
     if err != drv.CUresult.CUDA_SUCCESS:
-        _, msg = drv.cuGetErrorString(err)
-        _fail(f"cuTensorMapEncodeTiled failed: {err.name}: {msg.decode() if msg else ''} "
-              f"(shape {shape}, strides {strides}, box {box}, swizzle {swizzle}, dtype {dtype})")
+        _encode_failed(err, dtype, shape, strides, box, swizzle)
     words = np.array([int(w) for w in tmap.opaque], np.uint64)
     return words.view(np.uint8).copy()
 

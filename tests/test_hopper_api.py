@@ -188,6 +188,21 @@ def test_tensor_map_parameters_are_checked_before_the_driver(kw, msg):
         tensormap.encode_tiled(**args)
 
 
+@pytest.mark.parametrize("kw,msg", [
+    (dict(box=(64, 65)), r"box.s inner extent must be a multiple of 16 bytes"),
+    (dict(strides=(200, 2)), r"outer strides must be multiples of 16 bytes"),
+    (dict(ptr=8), r"global address must be 16-byte aligned"),
+])
+def test_the_per_geometry_encoder_checks_what_encode_tiled_checks(kw, msg):
+    """The map cache's encoder: its parameters checked when it is made, the address when it is
+    called, both before the driver."""
+    args = dict(dtype=np.float16, shape=(100, 96), strides=(192, 2), box=(64, 64), swizzle=128)
+    ptr = kw.pop("ptr", 1 << 20)
+    args.update(kw)
+    with pytest.raises(nbkernels.NbkernelsError, match="encode_tiled: (the )?" + msg):
+        tensormap.encoder(**args)(ptr)
+
+
 def test_tensor_map_box_bytes_is_the_tx_count():
     tm = tensormap.TensorMap(np.zeros(128, np.uint8), np.dtype(np.float16), (100, 96), (192, 2),
                              (64, 64), 128, False)

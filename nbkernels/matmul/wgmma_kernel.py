@@ -652,6 +652,9 @@ class MapCache:
     none while a launch may still read it: a launch holds :attr:`lock` from
     :meth:`device_ptr` until it is queued."""
 
+    #: encoded maps kept per operand, by address
+    REMEMBERED = 256
+
     def __init__(self, geometry, device):
         from .. import tensormap
 
@@ -678,9 +681,6 @@ class MapCache:
                 m = made[ptr] = enc(ptr)
             maps.append(m)
         return np.stack(maps)
-
-    #: encoded maps kept per operand, by address
-    REMEMBERED = 256
 
     def device_ptr(self, pa: int, pb: int, encoded=None) -> int:
         """The address of the ``uint8[2, 128]`` maps of a at ``pa`` and b at ``pb``;
