@@ -172,23 +172,14 @@ def driver_args(dtype, shape, strides, box, swizzle, element_strides, l2, oob_na
             getattr(drv.CUtensorMapFloatOOBfill, f"CU_TENSOR_MAP_FLOAT_OOB_FILL_{fill}"))
 
 
-def _encode_failed(err, dtype, shape, strides, box, swizzle):
-    from cuda.bindings import driver as drv
-
-    _, msg = drv.cuGetErrorString(err)
-    _fail(f"cuTensorMapEncodeTiled failed: {err.name}: {msg.decode() if msg else ''} "
-          f"(shape {shape}, strides {strides}, box {box}, swizzle {swizzle}, dtype {dtype})")
-
-
 def encoder(dtype, shape, strides, box, *, swizzle: int = 128, element_strides=None,
             l2_promotion: int = 256, oob_nan: bool = False):
-    """``encode(ptr) -> uint8[128]``: the bytes :func:`encode_tiled` gives for these parameters
-    at each address, on a GPU, for callers that encode one geometry at many addresses (the
-    GEMM's map cache, on every call with a new operand). The parameters are checked and
-    converted to the driver's types once; a call is the driver's encode and a 128-byte copy
-    (``encode_tiled`` checks, converts and registers each map: ~57 us a map on an H100's host,
-    perf-notes s15). Maps made here are not registered, so :func:`lookup` does not find them
-    (only the simulator needs it, and this runs on GPUs only)."""
+    """``encode(ptr) -> uint8[128]`` (read-only): the driver's map for these parameters at
+    each address, on a GPU. :func:`encode_tiled` encodes through it; callers that encode one
+    geometry at many addresses (the GEMM's map cache, on every call with a new operand) keep
+    it, so that the parameters are checked and converted to the driver's types once and a call
+    is the driver's encode and a 128-byte copy (4.4 us, against ~57 us for ``encode_tiled``
+    made afresh each time on an H100's host, perf-notes s15)."""
     from ctypes import string_at
 
     from cuda.bindings import driver as drv
@@ -208,7 +199,10 @@ def encoder(dtype, shape, strides, box, *, swizzle: int = 128, element_strides=N
             _fail(f"the global address must be 16-byte aligned, got {int(ptr):#x}")
         err, tmap = encode_tiled_(*head, ptr, *tail)
         if err != ok:
-            _encode_failed(err, dtype, shape, strides, box, swizzle)
+            _, msg = drv.cuGetErrorString(err)
+            _fail(f"cuTensorMapEncodeTiled failed: {err.name}: {msg.decode() if msg else ''} "
+                  f"(shape {shape}, strides {strides}, box {box}, swizzle {swizzle}, dtype "
+                  f"{dtype})")
         # the struct's 128 bytes at once (``opaque`` builds 16 Python objects: ~4x slower)
         return np.frombuffer(string_at(tmap.getPtr(), MAP_BYTES), np.uint8)
 
@@ -216,16 +210,11 @@ def encoder(dtype, shape, strides, box, *, swizzle: int = 128, element_strides=N
 
 
 def _driver_encode(ptr, dtype, shape, strides, box, swizzle, element_strides, l2, oob_nan):
-    from cuda.bindings import driver as drv
     from numba import cuda
 
     cuda.current_context()  # the driver is initialised once a context exists
-    err, tmap = drv.cuTensorMapEncodeTiled(*driver_args(
-        dtype, shape, strides, box, swizzle, element_strides, l2, oob_nan, ptr))
-    if err != drv.CUresult.CUDA_SUCCESS:
-        _encode_failed(err, dtype, shape, strides, box, swizzle)
-    words = np.array([int(w) for w in tmap.opaque], np.uint64)
-    return words.view(np.uint8).copy()
+    return encoder(dtype, shape, strides, box, swizzle=swizzle, element_strides=element_strides,
+                   l2_promotion=l2, oob_nan=oob_nan)(ptr).copy()
 
 
 def _device_view(array):

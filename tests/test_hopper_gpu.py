@@ -104,9 +104,18 @@ def test_tensor_map_is_encoded_by_the_driver():
     assert tm.box_bytes == 32 * 32 * 4
     # only the simulator registers maps (on a GPU the registry grew by one per address)
     assert tensormap.lookup(tm.bytes.tobytes()) is None
-    # the per-geometry encoder of the GEMM's map cache gives the same bytes
+    # the bytes are the driver's own map, read word by word (cuda-bindings' ``opaque``)
+    from cuda.bindings import driver as drv
+
+    ptr = x.device_ctypes_pointer.value
+    err, raw = drv.cuTensorMapEncodeTiled(*tensormap.driver_args(
+        np.dtype(np.float32), (100, 96), (96 * 4, 4), (32, 32), 128, (1, 1), 256, False, ptr))
+    assert err == drv.CUresult.CUDA_SUCCESS
+    want = np.array([int(w) for w in raw.opaque], np.uint64).view(np.uint8)
+    np.testing.assert_array_equal(tm.bytes, want)
+    # and the GEMM map cache's per-geometry encoder gives them at any address
     enc = tensormap.encoder(np.float32, (100, 96), (96 * 4, 4), (32, 32), swizzle=128)
-    np.testing.assert_array_equal(enc(x.device_ctypes_pointer.value), tm.bytes)
+    np.testing.assert_array_equal(enc(ptr), want)
 
 
 def test_a_new_map_store_entry_does_not_wait_for_work_queued_on_the_default_stream():

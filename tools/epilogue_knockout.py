@@ -21,7 +21,6 @@ import tempfile
 import textwrap
 
 
-
 def apply(variant):
     """Replace ``wgmma_kernel.staged_epilogue`` by the variant's (before any kernel is built)."""
     from numba import float32, uint32
