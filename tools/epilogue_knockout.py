@@ -2,6 +2,7 @@
 epilogue cut down, for measurement only (the results are wrong; nothing here ships).
 
     python tools/epilogue_knockout.py VARIANT [bench_hopper arguments]
+    python tools/epilogue_knockout.py VARIANT --profile MxNxK   (under ncu: tools/profile_ncu.py)
 
 VARIANT:
   full      the kernel as it ships (the same process set-up, for comparison);
@@ -52,7 +53,12 @@ if __name__ == "__main__":
     variant = sys.argv[1] if len(sys.argv) > 1 else ""
     os.environ["NBKERNELS_CACHE_DIR"] = tempfile.mkdtemp(prefix=f"nbk-knockout-{variant}-")
     apply(variant)
+    print(f"knockout variant: {variant}", flush=True)
+    if sys.argv[2:3] == ["--profile"]:  # one launch of the variant, then cuBLAS's, under ncu
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import profile_ncu
+
+        sys.exit(profile_ncu.main(["gemm", *sys.argv[3:]]))
     from nbkernels.matmul import bench_hopper
 
-    print(f"knockout variant: {variant}", flush=True)
     sys.exit(bench_hopper.main(sys.argv[2:]))
