@@ -78,6 +78,7 @@ from .memory import (
     ld_shared_f64,
     ld_shared_v4,
     smem_addr,
+    st_global_cs_v4_if,
     st_global_f32,
     st_global_f64,
     st_global_s32,

@@ -377,13 +377,15 @@ _register(Probe(
 
 
 @cuda.jit
-def _vector_kernel(src, dst, addr_deltas, rotated, pred_dst):
+def _vector_kernel(src, dst, addr_deltas, rotated, pred_dst, cs_dst):
     i = cuda.threadIdx.x
     v = memory.ld_global_v4(memory.gmem_addr(src, i * 4))
     memory.st_global_v4(memory.gmem_addr(dst, 255 - (i * 4 + 3)), (v[3], v[2], v[1], v[0]))
     # every third lane's 16 bytes are left as they were
     memory.st_global_v4_if(memory.gmem_addr(pred_dst, i * 4), (v[1], v[0], v[3], v[2]),
                            (i % 3) != 0)
+    memory.st_global_cs_v4_if(memory.gmem_addr(cs_dst, i * 4), (v[2], v[3], v[0], v[1]),
+                              (i % 3) != 1)
     sh = cuda.shared.array(0, np.uint32)
     addr_deltas[0, i] = memory.smem_addr(sh, i) - memory.smem_addr(sh, 0)
     addr_deltas[1, i] = memory.gmem_addr(src, i) - memory.gmem_addr(src, 0)
@@ -401,18 +403,22 @@ def _vector_reference(inp):
             "addr_deltas": np.tile(np.arange(64, dtype=np.uint64) * 4, (2, 1)),
             "rotated": np.roll(src[:, [1, 2, 3, 0]], -1, axis=0).reshape(-1),
             "pred_dst": np.where((np.arange(64) % 3 != 0)[:, None], src[:, [1, 0, 3, 2]],
-                                 np.uint32(0xDEADBEEF)).reshape(-1)}
+                                 np.uint32(0xDEADBEEF)).reshape(-1),
+            "cs_dst": np.where((np.arange(64) % 3 != 1)[:, None], src[:, [2, 3, 0, 1]],
+                               np.uint32(0xDEADBEEF)).reshape(-1)}
 
 
 _register(Probe(
-    "vector_and_addresses", ("ld_global_v4", "st_global_v4", "st_global_v4_if", "ld_shared_v4",
-                             "st_shared_v4", "gmem_addr", "smem_addr"),
+    "vector_and_addresses", ("ld_global_v4", "st_global_v4", "st_global_v4_if",
+                             "st_global_cs_v4_if", "ld_shared_v4", "st_shared_v4", "gmem_addr",
+                             "smem_addr"),
     _vector_kernel,
     lambda rng, exact: {"src": rng.integers(0, 2**32, 256, dtype=np.uint64).astype(np.uint32)},
     lambda inp: {"dst": np.empty(256, np.uint32), "addr_deltas": np.empty((2, 64), np.uint64),
                  "rotated": np.empty(256, np.uint32),
-                 "pred_dst": np.full(256, 0xDEADBEEF, np.uint32)},
-    _vector_reference, threads=64, shared_bytes=64 * 16, keep_initial=("pred_dst",),
+                 "pred_dst": np.full(256, 0xDEADBEEF, np.uint32),
+                 "cs_dst": np.full(256, 0xDEADBEEF, np.uint32)},
+    _vector_reference, threads=64, shared_bytes=64 * 16, keep_initial=("pred_dst", "cs_dst"),
 ))
 
 
