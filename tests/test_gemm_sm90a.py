@@ -404,7 +404,7 @@ def test_tiles_stage_their_epilogue_without_spills(tile, kind, a_km, b_km, epi):
     assert asm.spill_stores == asm.spill_loads == asm.stack_bytes == 0, asm.log
     n = 4 * (cfg.bn // 64) * cfg.blocks_m  # of each instruction, per thread
     assert len(re.findall(r"\bSTSM\.16\.M88\.4\b", sass)) == n, re.findall(r"STSM[^;]*", sass)
-    assert len(re.findall(r"STG\.E\.128", sass)) == n
+    assert len(re.findall(r"STG\.E\.EF\.128", sass)) == n
     assert len(re.findall(r"LDS\.128", sass)) == n
     assert "store_all" in k.nbk_source and "beta == 0" in k.nbk_source  # the guarded fallback
     # 2 KB per consumer warp behind the ring, inside the opt-in limit of an H100/H200
@@ -434,7 +434,7 @@ def test_offloaded_tiles_stage_whole_tiles_and_store_from_the_producer(tile, kin
     assert len(re.findall(r"\bSTSM\.16\.M88\.4\b", sass)) == n
     # the storers' loop (unrolled by the compiler): a shared read per global store, fewer than
     # one per chunk (the consumers' own stores, without offload)
-    lds, stg = len(re.findall(r"LDS\.128", sass)), len(re.findall(r"STG\.E\.128", sass))
+    lds, stg = len(re.findall(r"LDS\.128", sass)), len(re.findall(r"STG\.E\.EF\.128", sass))
     assert 1 <= lds == stg < n, (lds, stg)
     regs = sorted(int(v, 16) for v in re.findall(r"USETMAXREG\.\w+\.CTAPOOL (?:UP0, )?0x([0-9a-f]+)", sass))
     assert regs == [wgmma_kernel.STORER_REGS,

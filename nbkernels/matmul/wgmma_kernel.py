@@ -140,7 +140,9 @@ def staged_epilogue(NF, out_kind, epilogue, n_extra, offload=False):
     whole rows of 128 bytes, every 32-byte sector once and full. The paired 4-byte stores write
     half-sectors (twice the output's L2 write requests, ncu run 6 of session 5) with 4 times the
     store instructions. A warp barrier orders the staging and the reads (and the reads before
-    the next chunk's staging).
+    the next chunk's staging). The stores are evict-first in L2 (``st.global.cs``): D is not
+    read again, and with the default policy its lines evicted operand tiles that other blocks
+    were about to load (perf-notes s16).
 
     Generated per chunk (one basic block of numba IR each, see ``_unrolled_epilogue``); rows at
     or past ``M`` are staged like the others and not stored. ``beta * C`` calls keep the guarded
@@ -191,7 +193,7 @@ def staged_epilogue(NF, out_kind, epilogue, n_extra, offload=False):
             src += [f"    gr{i} = {4 * i} + (lane >> 3)",
                     f"    v{i} = I.ld_shared_v4(buf + gr{i} * 128 + "
                     f"(((lane & 7) ^ (gr{i} & 7)) << 4))",
-                    f"    I.st_global_v4_if(d_base + (wrow + gr{i}) * ldd_r + (n0 + {64 * ch} + "
+                    f"    I.st_global_cs_v4_if(d_base + (wrow + gr{i}) * ldd_r + (n0 + {64 * ch} + "
                     f"8 * (lane & 7)) * 2, (v{i}[0], v{i}[1], v{i}[2], v{i}[3]), "
                     f"uint32(wrow + gr{i} < M))"]
         src.append("    I.warp_sync()  # every lane has read the stage before it is reused")
@@ -397,7 +399,7 @@ def build_kernel(cfg: WgmmaConfig, kind: str, a_kmajor: bool, b_kmajor: bool, ep
                         rb = slot // {NCH}
                         row = 16 * rb + rr  # in the tile
                         v = I.ld_shared_v4(staging + (slot << 11) + (rr << 7) + ((c ^ (rr & 7)) << 4))
-                        I.st_global_v4_if(d_tile + int64(row) * ldb + int64(64 * (slot - rb * {NCH}) + 8 * c) * OSZ,
+                        I.st_global_cs_v4_if(d_tile + int64(row) * ldb + int64(64 * (slot - rb * {NCH}) + 8 * c) * OSZ,
                                           (v[0], v[1], v[2], v[3]), uint32(row < rows_in))
                 I.mbarrier_arrive(bar0 + {SE})'''
     staged_bars = "" if not OFFLOAD else (
