@@ -522,23 +522,6 @@ def test_split_tail_takes_a_last_wave_of_at_most_half_the_blocks():
     assert split_tail(8, 3, 5) == 0
 
 
-@pytest.mark.parametrize("d", [1, 2, 3, 5, 7, 8, 31, 32, 33, 100, 4095, 4097, 2**20 + 1,
-                               2**30 - 1, 2**30, 2**30 + 1, 2**31 - 1])
-def test_the_kernels_tile_divider_divides_every_index_below_2_31_exactly(d):
-    """The multiplier the kernel's threads divide tile indices with (the device functions' own
-    Python, which numba's simulator runs as well)."""
-    import numpy as np
-
-    from nbkernels.matmul.wgmma_kernel import divider, quotient
-
-    m, sh = divider.py_func(d)
-    rng = np.random.default_rng()
-    ns = [0, 1, d - 1, d, d + 1, 2 * d - 1, 2 * d, 2**31 - 2, 2**31 - 1,
-          *rng.integers(0, 2**31, 500).tolist()]
-    got = [int(quotient.py_func(n, m, sh)) for n in ns if 0 <= n < 2**31]
-    assert got == [n // d for n in ns if 0 <= n < 2**31]
-
-
 @pytest.mark.parametrize("m,n,k,tile,split", [
     (4096, 11008, 4096, None, True),  # 1376 tiles: a last wave of 56 (measured +1.5%)
     (2304, 2304, 8192, None, True),  # 162 tiles: 30 (+21%)

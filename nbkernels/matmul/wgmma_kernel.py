@@ -204,28 +204,6 @@ def staged_epilogue(NF, out_kind, epilogue, n_extra, offload=False):
     return _dev(ns["store_staged"])
 
 
-@_dev
-def divider(d):
-    """``(m, sh)`` with which ``quotient(n, m, sh) == n // d`` for every ``0 <= n < 2**31``
-    and ``d >= 1``: m = ceil(2**(31 + l) / d), sh = 31 + l, l = ceil(log2 d) (Granlund and
-    Montgomery's round-up multiplier; m * n stays below 2**63). Once a kernel: the tile
-    index's run-time divisions cost every thread that walks the tiles ~25 dependent
-    instructions each, a tile (6 of them: 7.6% of the consumers' samples at 8192x8192x1024,
-    perf-notes s16)."""
-    du = uint64(d)
-    lg = uint64(0)
-    while (uint64(1) << lg) < du:
-        lg += uint64(1)
-    sh = lg + uint64(31)
-    return ((uint64(1) << sh) + du - uint64(1)) // du, sh
-
-
-@_dev
-def quotient(n, m, sh):
-    """``n // d`` for the ``(m, sh)`` of ``divider(d)``."""
-    return int64((uint64(n) * m) >> sh)
-
-
 SM90A = Arch(9, 0, "a")
 
 
@@ -283,7 +261,7 @@ def build_kernel(cfg: WgmmaConfig, kind: str, a_kmajor: bool, b_kmajor: bool, ep
         "cuda": cuda, "I": I, "np": np, "int32": int32, "int64": int64, "uint32": uint32,
         "uint64": uint64, "float32": float32, "smem_desc": D.smem_desc, "store_all": store_all,
         "wgmma": _WGMMA[kind], "zeros": I.wgmma.zero_accumulator(BN // 2),
-        "fop": I.wgmma_fence_operand_f32, "divider": divider, "quotient": quotient,
+        "fop": I.wgmma_fence_operand_f32,
     }
     if STAGED:
         ns["store_staged"] = staged_epilogue(NF, out_kind, epilogue, n_extra, OFFLOAD)
@@ -348,30 +326,23 @@ def build_kernel(cfg: WgmmaConfig, kind: str, a_kmajor: bool, b_kmajor: bool, ep
     # Cluster variant: the scheduler walks tile pairs; every release goes to both blocks.
     if CL:
         sched = dict(start="cuda.blockIdx.x // 2", step="cuda.gridDim.x // 2", tm="pairs_m",
-                     group=max(1, GROUP_M // 2), row="((first_m + in_m) * 2 + rank)")
+                     group=max(1, GROUP_M // 2), row="((first_m + (r % per_group) % rows) * 2 + rank)")
         sync = ["I.barrier_cluster_arrive()", "I.barrier_cluster_wait()"]
         init_fence = ["        I.fence_mbarrier_init()  # the peer's multicasts and arrivals come next"]
         rank_src = ["rank = I.cluster_ctarank()", "peer = rank ^ 1",
                     "pairs_m = (tiles_m + 1) // 2  # tile rows in pairs (the last may be half out)"]
     else:
         sched = dict(start="cuda.blockIdx.x", step="cuda.gridDim.x", tm="tiles_m", group=GROUP_M,
-                     row="(first_m + in_m)")
+                     row="(first_m + (r % per_group) % rows)")
         sync, init_fence, rank_src = ["cuda.syncthreads()"], [], []
 
     def coords(indent):
         """Source of a tile's coordinates (batch b, first row m0, first column n0) from its
-        index ``tile``: the producer, the consumers and the storers walk the same tiles. The two
-        divisors known only at run time divide by multiplication (``divider``); the group's
-        rows are a constant but in the last group of tile rows."""
-        G = sched["group"]
-        lines = ["b = quotient(tile, pb_m, pb_s)", "r = tile - b * per_batch",
-                 "g = quotient(r, pg_m, pg_s)", f"first_m = g * {G}",
-                 f"rows = min({sched['tm']} - first_m, {G})", "rg = uint64(r - g * per_group)",
-                 f"if rows == {G}:",
-                 f"    in_m = int64(rg % uint64({G}))", f"    in_n = int64(rg // uint64({G}))",
-                 "else:",
-                 "    in_m = int64(rg % uint64(rows))", "    in_n = int64(rg // uint64(rows))",
-                 f"m0 = {sched['row']} * {BM}", f"n0 = in_n * {BN}"]
+        index ``tile``: the producer, the consumers and the storers walk the same tiles."""
+        lines = ["b = tile // per_batch", "r = tile - b * per_batch",
+                 f"first_m = (r // per_group) * {sched['group']}",
+                 f"rows = min({sched['tm']} - first_m, {sched['group']})",
+                 f"m0 = {sched['row']} * {BM}", f"n0 = ((r % per_group) // rows) * {BN}"]
         return "\n".join(" " * indent + x for x in lines)
 
     # the storers (producer warps 1-3): per tile of the block, wait for the consumers' staging,
@@ -504,8 +475,6 @@ def kernel(TM, C, D, M, N, K, ldc_r, ldc_c, ldd_r, ldd_c, sc, sd, alpha, beta,
     per_batch = {sched["tm"]} * tiles_n
     ntiles = per_batch * batch
     per_group = {sched["group"]} * tiles_n
-    pb_m, pb_s = divider(per_batch)
-    pg_m, pg_s = divider(per_group)
     if wg == 0:
         I.setmaxnreg_dec({PREGS})
         if t == 0:
