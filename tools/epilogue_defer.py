@@ -55,7 +55,7 @@ def apply():
                "    flush(stage_at + (2 - pend) * 2048, lane, p_base, p_rows, p_ld, 256 - 64 * pend)\n"
                "    pend -= 1")
     exec(_patched(wk.build_kernel, [  # noqa: S102
-        ('"divider": divider,', '"divider": divider, "flush": flush,'),
+        ('"fop": I.wgmma_fence_operand_f32,', '"fop": I.wgmma_fence_operand_f32, "flush": flush,'),
         # the experiment's scope
         ("    if STAGED and not cfg.staged:",
          "    assert not (PP or CL or SK or cfg.offload or MW != 1 or BN != 256), cfg\n"
