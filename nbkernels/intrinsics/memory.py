@@ -90,34 +90,34 @@ def _st_global_v4_if_sim(addr, values, ok):
         ]
 
 
+def _st_global_v4_if(name, cache_op, sass, doc):
+    """A predicated 16-byte global store with the cache operator ``cache_op`` ("" for the
+    default, ``.cs`` for streaming)."""
+    return build(InstructionSpec(
+        name=name, family="vector",
+        ptx=("{ .reg .pred %nbk_p; setp.ne.u32 %nbk_p, $pred, 0; "
+             f"@%nbk_p st.global{cache_op}.v4.u32 [$addr], $values; }}"),
+        inputs=(Operand("addr", types.uint64, doc="16-byte-aligned global-space address"),
+                Operand("values", types.uint32, 4, doc="four uint32 words"),
+                Operand("pred", types.uint32)),
+        min_arch=SM75, memory=True, sass=(sass,), simulate=_st_global_v4_if_sim, doc=doc))
+
+
 # Predicated, so that a guarded 16-byte store in a generated epilogue is one instruction and
 # not a basic block per store (see the predicated scalar accesses below).
-st_global_v4_if = build(InstructionSpec(
-    name="st_global_v4_if", family="vector",
-    ptx=("{ .reg .pred %nbk_p; setp.ne.u32 %nbk_p, $pred, 0; "
-         "@%nbk_p st.global.v4.u32 [$addr], $values; }"),
-    inputs=(Operand("addr", types.uint64, doc="16-byte-aligned global-space address"),
-            Operand("values", types.uint32, 4, doc="four uint32 words"),
-            Operand("pred", types.uint32)),
-    min_arch=SM75, memory=True, sass=("STG.E.128",), simulate=_st_global_v4_if_sim,
-    doc="Store four uint32 words (16 bytes) to global memory if pred is non-zero (the address "
-        "is not touched otherwise)."))
-
+st_global_v4_if = _st_global_v4_if(
+    "st_global_v4_if", "", "STG.E.128",
+    "Store four uint32 words (16 bytes) to global memory if pred is non-zero (the address is "
+    "not touched otherwise).")
 # The same store with the streaming cache operator: st.cs allocates the written lines evict-first
 # in L2. The sm90a GEMM's results are written once and not read back, and with the default
 # policy they pushed the operand tiles that other blocks were about to read out of L2 (at
 # 8192x8192x1024 the kernel read 113 MB from DRAM where 37 MB with the stores knocked out,
 # cuBLAS 62 MB: perf-notes s16).
-st_global_cs_v4_if = build(InstructionSpec(
-    name="st_global_cs_v4_if", family="vector",
-    ptx=("{ .reg .pred %nbk_p; setp.ne.u32 %nbk_p, $pred, 0; "
-         "@%nbk_p st.global.cs.v4.u32 [$addr], $values; }"),
-    inputs=(Operand("addr", types.uint64, doc="16-byte-aligned global-space address"),
-            Operand("values", types.uint32, 4, doc="four uint32 words"),
-            Operand("pred", types.uint32)),
-    min_arch=SM75, memory=True, sass=("STG.E.EF.128",), simulate=_st_global_v4_if_sim,
-    doc="st_global_v4_if with the streaming (evict-first) cache operator: for results written "
-        "once and not read again by the kernel."))
+st_global_cs_v4_if = _st_global_v4_if(
+    "st_global_cs_v4_if", ".cs", "STG.E.EF.128",
+    "st_global_v4_if with the streaming (evict-first) cache operator: for results written once "
+    "and not read again by the kernel.")
 
 
 def _ld_shared_f64_sim(addr):
