@@ -14,19 +14,13 @@ cooperative, unclustered 64-row-consumer tiles without offload or split tail (th
 the kernel's own code is patched in this process (its own kernel cache), nothing ships.
 The benchmark's error column checks the results against cuBLAS.
 """
-import inspect
 import os
 import sys
 import tempfile
 import textwrap
 
-
-def _patched(fn, edits):
-    src = textwrap.dedent(inspect.getsource(fn))
-    for old, new in edits:
-        assert src.count(old) == 1, f"{fn.__name__} changed: update the experiment ({old!r})"
-        src = src.replace(old, new)
-    return src
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from epilogue_knockout import patched, run  # noqa: E402
 
 
 def apply():
@@ -34,10 +28,10 @@ def apply():
 
     ns = vars(wk)
     # two 2 KB buffers a consumer warp
-    exec(_patched(wk.staging_bytes, [  # noqa: S102
+    exec(patched(wk.staging_bytes, [  # noqa: S102
         ("per_warp = WARP_STAGING * (", "per_warp = 2 * WARP_STAGING * (")]), ns)
     # chunks 0 and 1 as before; 2 and 3 staged into buf and buf + 2 KB, not stored
-    exec(_patched(wk.staged_epilogue, [  # noqa: S102
+    exec(patched(wk.staged_epilogue, [  # noqa: S102
         ('src += [f"    sbase = buf + {ch * WARP_STAGING if offload else 0} + "',
          'src += [f"    sbase = buf + {(ch - 2) * WARP_STAGING if ch >= 2 else 0} + "'),
         ("for i in range(0 if offload else 4):", "for i in range(0 if ch >= 2 else 4):")]), ns)
@@ -51,10 +45,10 @@ def apply():
         "    I.warp_sync()\n")
     exec(flush, ns)  # noqa: S102
     ns["flush"] = wk._dev(ns["flush"])
-    pending = ("while pend > 0:\n"
-               "    flush(stage_at + (2 - pend) * 2048, lane, p_base, p_rows, p_ld, 256 - 64 * pend)\n"
-               "    pend -= 1")
-    exec(_patched(wk.build_kernel, [  # noqa: S102
+    one = ("flush(stage_at + (2 - pend) * 2048, lane, p_base, p_rows, p_ld, 256 - 64 * pend)\n"
+           "pend -= 1")  # the older pending chunk: 2 from buf, then 3 from buf + 2 KB
+    pending = "while pend > 0:\n" + textwrap.indent(one, "    ")
+    exec(patched(wk.build_kernel, [  # noqa: S102
         ('"fop": I.wgmma_fence_operand_f32,', '"fop": I.wgmma_fence_operand_f32, "flush": flush,'),
         # the experiment's scope
         ("    if STAGED and not cfg.staged:",
@@ -81,10 +75,7 @@ def apply():
         # one pending chunk stored per k-tile, after its wgmma are issued
         ("                I.wgmma_commit_group()\n",
          "                I.wgmma_commit_group()\n"
-         "                if pend > 0:\n"
-         "                    flush(stage_at + (2 - pend) * 2048, lane, p_base, p_rows, p_ld, "
-         "256 - 64 * pend)\n"
-         "                    pend -= 1\n"),
+         "                if pend > 0:\n" + textwrap.indent(one, " " * 20) + "\n"),
         # the block's last tile
         ("{chr(10).join([\" \" * 12 + x for x in epilogue_src] + [\"    \" + x for x in sync if CL])}\n'''",
          "{chr(10).join([\" \" * 12 + x for x in epilogue_src] + [\"    \" + x for x in sync if CL])}\n"
@@ -98,11 +89,4 @@ if __name__ == "__main__":
     os.environ["NBKERNELS_CACHE_DIR"] = tempfile.mkdtemp(prefix="nbk-defer-")
     apply()
     print("epilogue experiment: half the chunks' stores deferred", flush=True)
-    if sys.argv[1:2] == ["--profile"]:
-        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-        import profile_ncu
-
-        sys.exit(profile_ncu.main(["gemm", *sys.argv[2:]]))
-    from nbkernels.matmul import bench_hopper
-
-    sys.exit(bench_hopper.main(sys.argv[1:]))
+    sys.exit(run(sys.argv[1:]))

@@ -22,6 +22,29 @@ import tempfile
 import textwrap
 
 
+def patched(fn, edits):
+    """``fn``'s source with each ``(old, new)`` replaced; each ``old`` must occur once (else
+    the kernel code changed under the experiment)."""
+    src = textwrap.dedent(inspect.getsource(fn))
+    for old, new in edits:
+        assert src.count(old) == 1, f"{fn.__name__} changed: update the experiment ({old!r})"
+        src = src.replace(old, new)
+    return src
+
+
+def run(argv):
+    """The benchmark (bench_hopper arguments) or, with ``--profile MxNxK``, one launch of the
+    patched kernel and cuBLAS's for ncu (tools/profile_ncu.py), in this process."""
+    if argv[:1] == ["--profile"]:
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import profile_ncu
+
+        return profile_ncu.main(["gemm", *argv[1:]])
+    from nbkernels.matmul import bench_hopper
+
+    return bench_hopper.main(argv)
+
+
 def apply(variant):
     """Replace ``wgmma_kernel.staged_epilogue`` by the variant's (before any kernel is built)."""
     from numba import float32, uint32
@@ -31,11 +54,9 @@ def apply(variant):
     from nbkernels.matmul.mma_kernel import _dev
 
     if variant == "stage":
-        src = textwrap.dedent(inspect.getsource(wgmma_kernel.staged_epilogue))
-        old = "for i in range(0 if offload else 4):"
-        assert src.count(old) == 1, "staged_epilogue changed: update the knockout"
         ns = dict(vars(wgmma_kernel))
-        exec(src.replace(old, "for i in range(0):"), ns)  # noqa: S102
+        exec(patched(wgmma_kernel.staged_epilogue,  # noqa: S102
+                     [("for i in range(0 if offload else 4):", "for i in range(0):")]), ns)
         wgmma_kernel.staged_epilogue = ns["staged_epilogue"]
     elif variant == "none":
         def no_epilogue(NF, out_kind, epilogue, n_extra, offload=False):
@@ -54,11 +75,4 @@ if __name__ == "__main__":
     os.environ["NBKERNELS_CACHE_DIR"] = tempfile.mkdtemp(prefix=f"nbk-knockout-{variant}-")
     apply(variant)
     print(f"knockout variant: {variant}", flush=True)
-    if sys.argv[2:3] == ["--profile"]:  # one launch of the variant, then cuBLAS's, under ncu
-        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-        import profile_ncu
-
-        sys.exit(profile_ncu.main(["gemm", *sys.argv[3:]]))
-    from nbkernels.matmul import bench_hopper
-
-    sys.exit(bench_hopper.main(sys.argv[2:]))
+    sys.exit(run(sys.argv[2:]))
