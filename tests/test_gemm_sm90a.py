@@ -135,6 +135,16 @@ CASES = [
     ("float16", (0, 0), 56, 64, 136, "cr", (64, 64, 3, 8, False, 64, 1, True, False, 1, True), True, False),
     ("bfloat16", (2, 1), 72, 64, 136, "rc", (64, 64, 2, 8, False, 64, 1, True, False, 1, True), False, True),
     ("float16", (0, 0), 130, 72, 264, "rr", (128, 64, 3, 8, False, 64, 1, True, False, 2, True), False, False),
+    # deferred stores (defer): the last chunks of each staged tile stored during the next
+    # tile's k-loop. Every chunk deferred with one k-tile (the excess before the k-loop), a
+    # guarded last tile column between staged ones, rows cut at M; one chunk of four over
+    # many k-tiles with a batch and a fused epilogue; with the split tail (a deferred chunk
+    # across a K half, the owner's wait); 3 of 4 chunks with depth 2 (the block's last tile's
+    # chunks stored at the end)
+    ("float16", (0, 0), 70, 200, 40, "rr", (64, 128, 2, 8, False, 64, 1, True, False, 1, False, 2), False, False),
+    ("bfloat16", (2, 1), 72, 256, 200, "rc", (128, 256, 2, 8, False, 64, 1, True, False, 1, False, 1), False, True),
+    ("bfloat16", (0, 0), 200, 128, 320, "cr", (64, 64, 2, 8, False, 64, 1, True, False, 1, True, 1), False, False),
+    ("float16", (0, 0), 130, 264, 200, "rr", (128, 256, 3, 8, False, 64, 1, True, False, 2, False, 3), False, False),
 ]
 
 
@@ -163,6 +173,7 @@ odd = np.ones((64, 60), f16)
 out["forced"] = nbkernels.explain(a, b, variant="sm90a")
 from nbkernels.matmul.wgmma_config import WgmmaConfig
 out["staged_w"] = nbkernels.explain(a, b, variant="sm90a", tile=WgmmaConfig(128, 64, 2, 8, False, 128))
+out["deferred"] = nbkernels.explain(a, b, variant="sm90a", tile=WgmmaConfig(128, 256, 4, defer=2))
 out["guarded"] = nbkernels.explain(a, b, variant="sm90a", tile=WgmmaConfig(64, 64, 2, staged=False))
 try:
     nbkernels.explain(a, odd, variant="sm90a")
@@ -189,6 +200,9 @@ def test_plan_says_what_the_sm90a_variant_takes_and_refuses():
         assert "epilogue: 16-bit results in 16-byte aligned rows staged through shared memory" \
             in out[staged]
     assert "epilogue: guarded stores (asked for: WgmmaConfig(staged=False))" in out["guarded"]
+    assert ("the last 2 of each tile's 4 64-column chunks stay staged and are stored during the "
+            "next tile's k-loop") in out["deferred"]
+    assert "stay staged" not in out["staged_w"]
     assert "b's leading dimension (60 elements) is not a multiple of 16 bytes" in out["odd_forced"]
     assert "sm90a variant computes ('bf16', 'f16'), not tf32" in out["tf32_forced"]
     assert "K = 0" in out["k0"]
@@ -330,15 +344,20 @@ def test_bench_config_names_round_trip_with_the_cluster_suffix():
                                                          staged=False)),
                       ("128x256x3o", wc.WgmmaConfig(128, 256, 3, offload=True)),
                       ("128x128x6pd2", wc.WgmmaConfig(128, 128, 6, 8, True, depth=2)),
-                      ("128x256x4d3", wc.WgmmaConfig(128, 256, 4, depth=3))]:
+                      ("128x256x4d3", wc.WgmmaConfig(128, 256, 4, depth=3)),
+                      ("128x256x4e2", wc.WgmmaConfig(128, 256, 4, defer=2)),
+                      ("128x256x4d2ke2", wc.WgmmaConfig(128, 256, 4, depth=2, streamk=True,
+                                                        defer=2)),
+                      ("128x256x3e4", wc.WgmmaConfig(128, 256, 3, defer=4))]:
         assert bench_hopper.parse_config(text) == cfg
         assert bench_hopper.config_name(cfg) == text
         assert wc.WgmmaConfig(*cfg.key) == cfg  # the key rebuilds the config (prewarm jobs)
-    assert bench_hopper.parse_config("128x256x4s") == wc.DEFAULT  # s: staged, the default
+    assert bench_hopper.parse_config("128x256x4s") == wc.WgmmaConfig(128, 256, 4)  # s: staged
+    assert bench_hopper.config_name(wc.DEFAULT) == "128x256x4e2"
     for c in wc.CLUSTER_CANDIDATES:
         assert c.cluster == 2 and c in wc.CANDIDATES
         assert bench_hopper.parse_config(bench_hopper.config_name(c)) == c
-    with pytest.raises(NbkernelsError, match=r"expected BMxBNxSTAGES\[p\|w\]\[rG\]\[c2\]\[g\|o\]"):
+    with pytest.raises(NbkernelsError, match=r"expected BMxBNxSTAGES\[p\|w\]\[rG\]\[c2\]\[g\|o\]\[dD\]\[k\]\[eD\]"):
         bench_hopper.parse_config("128x256x4c")
 
 
@@ -489,6 +508,64 @@ def test_streamk_tiles_assemble_without_spills(tile, kind, a_km, b_km, epi):
     assert r2ur <= 8 and uniform >= 20, (r2ur, uniform, "\n".join(loop))
 
 
+def _k_loop(sass):
+    """The consumers' k-loop of an assembled sm90a kernel: from the full-barrier wait before
+    the first HGMMA to the wait for all but the newest k-tile's wgmma."""
+    ins = [x for x in sass.splitlines() if re.search(r"/\*[0-9a-f]{4}\*/", x)]
+    first = next(i for i, x in enumerate(ins) if "HGMMA" in x)
+    lo = next(i for i in range(first, 0, -1) if "TRYWAIT" in ins[i])
+    hi = next(i for i in range(first, len(ins)) if "WARPGROUP.DEPBAR.LE gsb0, 0x1" in ins[i])
+    return ins[lo:hi + 1]
+
+
+@needs_ptxas
+@pytest.mark.parametrize("tile,kind,a_km,b_km,epi", [
+    (dict(bn=256, stages=4, defer=2), "bf16", True, False, False),
+    (dict(bn=256, stages=4, defer=2, streamk=True), "f16", False, True, True),
+    (dict(bn=128, stages=6, defer=2), "f16", True, True, True),
+    (dict(bn=256, stages=3, defer=3), "bf16", True, False, False)])
+def test_deferred_stores_run_inside_the_k_loop_without_spills(tile, kind, a_km, b_km, epi):
+    """defer: the tile's epilogue stores its first chunks and stages the last ``defer`` (one
+    2 KB buffer each per consumer warp); the k-loop holds one chunk's stores (4 shared reads, 4
+    global stores of 16 bytes) between the wgmma issue and the wait, and keeps its descriptors
+    and counters on the uniform datapath (with a warp barrier in the flush they took 16 R2UR);
+    nothing spills, the split tail's build included (it spilled 84-96 B while the leftover
+    chunks were stored in the epilogue, beside the accumulators)."""
+    from nbkernels.matmul import wgmma_config
+
+    cfg = wgmma_config.WgmmaConfig(128, **tile)
+    k, asm, sass = _staged_build(cfg, kind, a_km, b_km, epi)
+    assert asm.spill_stores == asm.spill_loads == asm.stack_bytes == 0, asm.log
+    assert len(re.findall(r"\bSTSM\.16\.M88\.4\b", sass)) == 4 * (cfg.bn // 64)
+    loop = _k_loop(sass)
+    assert sum("STG.E.EF.128" in x for x in loop) == 4, "\n".join(loop)
+    assert sum("LDS.128" in x for x in loop) == 4
+    assert sum("R2UR" in x for x in loop) <= 8, "\n".join(loop)
+    assert k.nbk_smem_bytes == cfg.smem_bytes() + 8 * cfg.defer * 2048 <= 232448
+    assert "while pend > " in k.nbk_source and "if pend > 0:" in k.nbk_source
+
+
+def test_defer_config_is_validated_and_explained():
+    from nbkernels.errors import NbkernelsError
+    from nbkernels.matmul import wgmma_config as wc
+
+    cfg = wc.WgmmaConfig(128, 256, 4, defer=2)
+    assert cfg.key == (128, 256, 4, 8, False, 64, 1, True, False, 1, False, 2)
+    assert wc.WgmmaConfig(*cfg.key) == cfg
+    assert cfg.staging_bytes() == 2 * wc.WgmmaConfig(128, 256, 4).staging_bytes() == 32768
+    assert "stores of 2 of 4 chunks a tile deferred into the next tile's main loop" in str(cfg)
+    for bad, msg in [(dict(pingpong=True), "defer .* for staged, cooperative"),
+                     (dict(cluster=2), "defer .* for staged"), (dict(staged=False), "defer"),
+                     (dict(bm=256, wg_rows=128), "defer .* 64-row consumers"),
+                     (dict(offload=True, stages=3), "defer"),
+                     (dict(defer=5), r"defer .* must be in \[0, bn / 64 = 4\], got 5"),
+                     (dict(defer=-1), "got -1"),
+                     (dict(defer=3), "need 246784 bytes of shared memory; a Hopper block has "
+                                     "at most 232448")]:
+        with pytest.raises(NbkernelsError, match=msg):
+            wc.WgmmaConfig(**{"bm": 128, "bn": 256, "stages": 4, "defer": 2, **bad})
+
+
 def test_streamk_config_is_validated_round_trips_and_keeps_other_sources():
     from nbkernels.errors import NbkernelsError
     from nbkernels.matmul import wgmma_config as wc, wgmma_kernel as wk
@@ -540,7 +617,23 @@ def test_split_tail_is_chosen_where_measured_to_pay(m, n, k, tile, split):
     tiles = -(-m // cfg.bm) * -(-n // cfg.bn)
     got = wc.with_split_tail(cfg, tiles, 132, k)
     assert got.streamk == split
-    assert got == (wc.WgmmaConfig(128, 256, 4, streamk=True) if split else cfg)
+    assert got == (wc.WgmmaConfig(128, 256, 4, streamk=True, defer=2) if split else cfg)
+
+
+@pytest.mark.parametrize("m,n,batch,want", [
+    (8192, 8192, 1, wc_default := (128, 256, 4, 8, False, 64, 1, True, False, 1, False, 2)),
+    (4096, 4096, 1, wc_default),  # 512 tiles
+    (128 * 133, 256, 1, wc_default),  # one tile more than SMs: a block has a next tile
+    (128 * 132, 256, 1, (128, 256, 4, 8, False, 64)),  # one tile per SM: nothing to defer into
+    (2048, 2048, 1, (128, 256, 4, 8, False, 64)),  # 128 tiles
+    (1024, 2048, 1, (128, 128, 6, 8, False, 64)),  # 64 tiles: the small tile, never deferred
+])
+def test_default_defers_stores_only_where_a_block_has_a_next_tile(m, n, batch, want):
+    from nbkernels.matmul import wgmma_config as wc
+
+    assert wc.choose(m, n, batch, 132, 232448).key == want
+    # a device whose blocks cannot hold the deferred staging takes the default without it
+    assert wc.choose(8192, 8192, 1, 132, 220 * 1024).key == (128, 256, 4, 8, False, 64)
 
 
 def test_explain_says_the_split_tail_was_chosen_and_keeps_the_callers_tile(monkeypatch):

@@ -2,6 +2,7 @@
 layouts, batches and tiles against float64 references with poisoned outputs; the fused
 epilogue; repeat calls on new arrays (new tensor maps); the fall-back to the sm_80-class
 variant where TMA cannot take an operand."""
+import dataclasses
 import math
 
 import numpy as np
@@ -86,9 +87,7 @@ def test_random_sweep_sm90a(seed):
 # comparison; the staged default also takes it for the last tile column and beta * C): the
 # sweep's first 60 cases with each tile's guarded version.
 def _guarded(tile):
-    import dataclasses
-
-    return dataclasses.replace(tile or wc.DEFAULT, staged=False)
+    return dataclasses.replace(tile or wc.DEFAULT, staged=False, defer=0)
 
 
 @pytest.mark.parametrize("seed", range(60))
@@ -109,6 +108,20 @@ OFFLOAD_TILES = [wc.WgmmaConfig(128, 256, 3, offload=True),
 @pytest.mark.parametrize("seed", range(80))
 def test_random_sweep_sm90a_offloaded_stores(seed):
     _sweep_case(seed, tiles=OFFLOAD_TILES)
+
+
+# Deferred stores (WgmmaConfig.defer): the last chunks of each staged tile stored during the
+# next tile's k-loop; cooperative 64-row-consumer tiles whose ring and staging fit, every chunk
+# deferred on the narrow tiles; the sweep's first 80 cases (K of one k-tile: the excess chunks
+# stored before the k-loop; the last tile column and beta * C keep the guarded stores).
+DEFER_TILES = [wc.WgmmaConfig(128, 256, 4, defer=2), wc.WgmmaConfig(128, 128, 6, defer=2),
+               wc.WgmmaConfig(256, 128, 4, defer=1), wc.WgmmaConfig(128, 256, 3, defer=3),
+               wc.WgmmaConfig(64, 128, 4, defer=2), wc.WgmmaConfig(128, 256, 3, depth=2, defer=4)]
+
+
+@pytest.mark.parametrize("seed", range(80))
+def test_random_sweep_sm90a_deferred_stores(seed):
+    _sweep_case(seed, tiles=DEFER_TILES)
 
 
 def test_default_dispatch_on_hopper_is_sm90a_and_falls_back_where_tma_cannot():
@@ -216,7 +229,8 @@ def test_torch_bf16_and_a_transposed_weight_on_a_side_stream():
 
 
 @pytest.mark.parametrize("tile", [wc.WgmmaConfig(128, 128, 6, 8, True), wc.WgmmaConfig(64, 256, 5, 8, True),
-                                  wc.DEFAULT, wc.WgmmaConfig(128, 256, 3, offload=True)], ids=str)
+                                  wc.DEFAULT, wc.WgmmaConfig(128, 256, 3, offload=True),
+                                  wc.WgmmaConfig(128, 256, 4, defer=2)], ids=str)
 def test_many_tiles_per_block_and_more_k_tiles_than_stages(tile):
     """Persistent blocks with several tiles each (ping-pong consumers alternate) and k-loops
     longer than the ring: the phase bookkeeping of every barrier is exercised."""
@@ -327,14 +341,17 @@ SK_CASES = [
 ]
 
 
+@pytest.mark.parametrize("defer", [0, 2])
 @pytest.mark.parametrize("case", SK_CASES, ids=lambda c: f"{c[0]}-{c[2]}x{c[3]}x{c[4]}-{c[5]}")
-def test_streamk_splits_the_last_wave_and_adds_the_partial_sums(case):
+def test_streamk_splits_the_last_wave_and_adds_the_partial_sums(case, defer):
+    """The split tail, and with deferred stores (a staged tile's chunks stored during the next
+    unit, a K half included)."""
     dtype, (ba, bb), m, n, k, lay, use_c, splits = case
     rng = np.random.default_rng()
     a, b, c, alpha, beta, shape, _ = _operands(rng, dtype, ba, bb, m, n, k, lay, use_c)
     da, db = device_like(a), device_like(b)
     dc = cupy.asarray(c) if c is not None else None
-    kw = dict(alpha=alpha, beta=beta, variant="sm90a", tile=SK)
+    kw = dict(alpha=alpha, beta=beta, variant="sm90a", tile=dataclasses.replace(SK, defer=defer))
     plan = nbkernels.explain(da, db, dc, **kw)
     assert ("each split into two K halves" in plan) == splits and "split tail" in plan, plan
     want = reference(a, b, c, alpha, beta)

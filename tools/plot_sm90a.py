@@ -15,7 +15,7 @@ rows = json.load(open(sys.argv[1]))
 title = sys.argv[3] if len(sys.argv) > 3 else "sm90a GEMM vs cuBLAS and Triton"
 dtypes = sorted({r["dtype"] for r in rows})
 series = ["nbk"] + sorted({k for r in rows for k in r if k.startswith("nbk[") and
-                           not k.endswith(("_err", "_host_us"))}) + ["cublas", "triton"]
+                           not k.endswith(("_err", "_host_us", "_passes"))}) + ["cublas", "triton"]
 names = {"nbk": "nbkernels (default)", "cublas": "cuBLAS (torch)", "triton": "Triton"}
 fig, axes = plt.subplots(1, len(dtypes), figsize=(6 * len(dtypes), 4.5), squeeze=False)
 for ax, dt in zip(axes[0], dtypes):

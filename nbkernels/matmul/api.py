@@ -338,6 +338,10 @@ def _plan_sm90a(p, tile, forced, sms, max_smem) -> bool:
     if wgmma_kernel.stages_epilogue(cfg, max_smem):
         why = ("16-bit results in 16-byte aligned rows staged through shared memory and stored "
                "16 bytes per lane, except in a last tile column cut by N and with beta * C")
+        if cfg.defer:
+            why += (f"; the last {cfg.defer} of each tile's {cfg.bn // 64} 64-column chunks "
+                    "stay staged and are stored during the next tile's k-loop, while its wgmma "
+                    "run")
     elif not cfg.staged:
         why = "guarded stores (asked for: WgmmaConfig(staged=False))"
     else:

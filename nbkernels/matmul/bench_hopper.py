@@ -84,22 +84,24 @@ def parse_config(text):
     ``g``: the guarded-store epilogue instead of the staged one (``128x256x4g``; ``s``, the
     default, is accepted) or ``o``: the staged tile stored by the producer's warps
     (``128x256x3o``), then ``dD``: D k-tiles of wgmma left in flight (``128x128x6pd2``), then
-    ``k``: stream-K over the last wave (``128x256x4k``)."""
+    ``k``: the split tail (the last wave's tiles in K halves, ``128x256x4k``), then ``eD``: the
+    stores of D chunks a tile deferred into the next tile's k-loop (``128x256x4e2``)."""
     import re
 
     from ..errors import NbkernelsError
     from .wgmma_config import WgmmaConfig
 
-    m = re.fullmatch(r"(\d+)x(\d+)x(\d+)([pw]?)(?:r(\d+))?(?:c(\d+))?([sgo]?)(?:d(\d+))?(k?)",
-                     text)
+    m = re.fullmatch(r"(\d+)x(\d+)x(\d+)([pw]?)(?:r(\d+))?(?:c(\d+))?([sgo]?)(?:d(\d+))?(k?)"
+                     r"(?:e(\d+))?", text)
     if not m:
-        raise NbkernelsError(f"--configs: expected BMxBNxSTAGES[p|w][rG][c2][g|o][dD][k] (e.g. "
+        raise NbkernelsError(f"--configs: expected BMxBNxSTAGES[p|w][rG][c2][g|o][dD][k][eD] (e.g. "
                              f"128x256x4c2), got {text!r}")
     bm, bn, st = (int(v) for v in m.group(1, 2, 3))
     flag, group, cluster = m.group(4), int(m.group(5) or 8), int(m.group(6) or 1)
     return WgmmaConfig(bm, bn, st, group, flag == "p", 128 if flag == "w" else 64, cluster,
                        staged=m.group(7) != "g", offload=m.group(7) == "o",
-                       depth=int(m.group(8) or 1), streamk=m.group(9) == "k")
+                       depth=int(m.group(8) or 1), streamk=m.group(9) == "k",
+                       defer=int(m.group(10) or 0))
 
 
 def config_name(cfg):
@@ -107,7 +109,8 @@ def config_name(cfg):
             + ("w" if cfg.wg_rows == 128 else "") + (f"r{cfg.group_m}" if cfg.group_m != 8 else "")
             + (f"c{cfg.cluster}" if cfg.cluster > 1 else "")
             + ("" if cfg.staged else "g") + ("o" if cfg.offload else "")
-            + (f"d{cfg.depth}" if cfg.depth != 1 else "") + ("k" if cfg.streamk else ""))
+            + (f"d{cfg.depth}" if cfg.depth != 1 else "") + ("k" if cfg.streamk else "")
+            + (f"e{cfg.defer}" if cfg.defer else ""))
 
 
 def _prewarm_one(job):
@@ -204,7 +207,8 @@ def main(argv=None):
                     "groups of G tile-rows (default 8), c2: clusters of two blocks sharing B by "
                     "TMA multicast, g: the guarded-store epilogue, o: stores by the producer's warps, "
                     "dD: D k-tiles of wgmma in flight, k: the last partial wave's tiles split "
-                    "in K halves)")
+                    "in K halves, eD: the stores of D chunks a tile deferred into the next "
+                    "tile's k-loop)")
     ap.add_argument("--prewarm", action="store_true")
     ap.add_argument("--prewarm-only", action="store_true",
                     help="build the configurations for all four operand layouts, then stop")

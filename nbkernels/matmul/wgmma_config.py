@@ -15,6 +15,8 @@ from ..errors import NbkernelsError
 BK = 64
 ROW_BYTES = 128
 SMEM_ALIGN = 1024  # the 128-byte swizzle repeats every 8 rows: boxes start on 1024 bytes
+HOPPER_SMEM = 232448  # opt-in dynamic shared memory of an sm_90 block (227 KB)
+WARP_STAGING = 16 * ROW_BYTES  # staged epilogue, per consumer warp: 16 rows of a 64-column chunk
 
 
 @dataclass(frozen=True)
@@ -54,6 +56,14 @@ class WgmmaConfig:
     #: bench suffix ``k``. (Until session 17 this field shared out the k-tiles of a wave and a
     #: half in contiguous ranges, measured 5-21% slower than the default: perf-notes s12.)
     streamk: bool = False
+    #: deferred stores: the last ``defer`` 64-column chunks of each staged tile stay in shared
+    #: memory (2 KB per consumer warp and chunk) and are stored during the consumers' next
+    #: tile, one chunk after each k-tile's wgmma are issued, while they run (chunks the next
+    #: tile's k-tiles do not cover are stored before its epilogue, the block's last tile's at
+    #: the end). The stores then overlap the tensor cores instead of following them (perf-notes
+    #: s16, s17). Staged, cooperative, unclustered tiles of 64-row consumers without offload;
+    #: bench suffix ``eD``.
+    defer: int = 0
 
     def __post_init__(self):
         problems = []
@@ -84,6 +94,15 @@ class WgmmaConfig:
             problems.append("streamk (a split tail: the last wave's tiles in K halves) is for "
                             "cooperative, "
                             "unclustered tiles of 64-row consumers without offload")
+        if not 0 <= self.defer <= self.bn // 64:
+            problems.append(f"defer (64-column chunks whose stores wait for the next tile) must "
+                            f"be in [0, bn / 64 = {self.bn // 64}], got {self.defer}")
+        elif self.defer and not (self.staged and self.takes_split_tail):
+            problems.append("defer (stores of staged chunks during the next tile) is for staged, "
+                            "cooperative, unclustered tiles of 64-row consumers without offload")
+        elif self.defer and self.smem_bytes() + self.staging_bytes() > HOPPER_SMEM:
+            problems.append(f"ring and staging need {self.smem_bytes() + self.staging_bytes()} "
+                            f"bytes of shared memory; a Hopper block has at most {HOPPER_SMEM}")
         if not 1 <= self.depth < self.stages:
             problems.append(f"depth (k-tiles of wgmma in flight) must be in [1, stages), got "
                             f"{self.depth}")
@@ -114,6 +133,9 @@ class WgmmaConfig:
         """The fields in order, the trailing defaults left out: ``WgmmaConfig(*key)`` is the
         config again (the prewarm jobs and the autotuner's table rebuild it so)."""
         base = (self.bm, self.bn, self.stages, self.group_m, self.pingpong, self.wg_rows)
+        if self.defer:
+            return base + (self.cluster, self.staged, self.offload, self.depth, self.streamk,
+                           self.defer)
         if self.streamk:
             return base + (self.cluster, self.staged, self.offload, self.depth, True)
         if self.depth != 1:
@@ -133,6 +155,17 @@ class WgmmaConfig:
         kinds only; ``kind`` for the sm_80 TileConfig's signature)."""
         return self.stages * self.stage_bytes + SMEM_ALIGN
 
+    def staging_bytes(self) -> int:
+        """Shared memory the staged epilogue adds behind the ring: 2 KB per consumer warp (one
+        64-column chunk of its 16 rows), or per consumer warp and deferred chunk (``defer``),
+        or with ``offload`` the whole tile (2 KB per warp and chunk of each of its 64-row
+        blocks). Calls whose results cannot be staged do not allocate it."""
+        if self.offload:
+            per_warp = self.blocks_m * self.bn // 64
+        else:
+            per_warp = max(1, self.defer)
+        return 4 * self.consumers * per_warp * WARP_STAGING
+
     def __str__(self):
         how = "ping-pong" if self.pingpong else f"cooperative ({self.wg_rows}-row)"
         pair = ("" if self.cluster == 1 else
@@ -142,7 +175,9 @@ class WgmmaConfig:
                 + ("" if self.staged else ", guarded-store epilogue")
                 + (", stores by the producer's warps" if self.offload else "")
                 + (f", {self.depth} k-tiles of wgmma in flight" if self.depth != 1 else "")
-                + (", the last wave's tiles split in K halves" if self.streamk else ""))
+                + (", the last wave's tiles split in K halves" if self.streamk else "")
+                + (f", stores of {self.defer} of {self.bn // 64} chunks a tile deferred into "
+                   "the next tile's main loop" if self.defer else ""))
 
     @property
     def cluster_dims(self):
@@ -153,8 +188,11 @@ class WgmmaConfig:
 #: 128x256, 2 consumer warpgroups of 64x256 (128 accumulator registers each, setmaxnreg 232),
 #: 4 stages: 192 KB of ring. H200 run 4 of session 4 (docs/perf-notes.md, s3, the first
 #: runs with the wgmma pipelined): 635 / 616 / 569 TFLOPS bf16 at 8192^3 / 4096^3 /
-#: 4096x11008x4096 against 631 / 593 / 544 for 256x128x4 (4 consumers of 64 rows).
-DEFAULT = WgmmaConfig(128, 256, 4)
+#: 4096x11008x4096 against 631 / 593 / 544 for 256x128x4 (4 consumers of 64 rows). The stores
+#: of the last 2 of its 4 chunks deferred into the next tile's k-loop (32 KB more staging,
+#: 225 KB in all): +1.1-1.5% at 8192x8192x1024, +0.1-0.7% at 4096^3 and 8192^3 on an H100
+#: (perf-notes s18); calls with at most one tile per SM take it without (``choose``).
+DEFAULT = WgmmaConfig(128, 256, 4, defer=2)
 #: For problems with few tiles: twice the tiles, 6 stages in the same memory.
 SMALL = WgmmaConfig(128, 128, 6)
 CANDIDATES = (DEFAULT, SMALL, WgmmaConfig(256, 128, 4), WgmmaConfig(256, 128, 4, 8, False, 128),
@@ -195,12 +233,17 @@ def with_split_tail(cfg: WgmmaConfig, tiles: int, sm_count: int, k: int) -> Wgmm
 
 
 def choose(m: int, n: int, batch: int, sm_count: int, max_smem: int) -> WgmmaConfig:
-    """The default tile when it (nearly) gives every SM a tile, else the smaller one."""
+    """The default tile when it (nearly) gives every SM a tile, else the smaller one. The
+    default's deferred stores only where some block has a next tile to defer them into
+    (more tiles than SMs; at 2048^3, 128 tiles, they measured 0.4-2% slower: perf-notes s18)."""
     def tiles(c):
         return -(-m // c.bm) * -(-n // c.bn) * batch
 
     for cfg in (DEFAULT, SMALL):
         if cfg.smem_bytes() <= max_smem and tiles(cfg) >= FILL * sm_count:
+            if cfg.defer and (tiles(cfg) <= sm_count
+                              or cfg.smem_bytes() + cfg.staging_bytes() > max_smem):
+                cfg = replace(cfg, defer=0)
             return cfg
     fitting = [c for c in (SMALL, DEFAULT) if c.smem_bytes() <= max_smem]
     if not fitting:

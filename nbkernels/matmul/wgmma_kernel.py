@@ -58,7 +58,7 @@ from .. import intrinsics as I
 from ..arch import Arch
 from ..intrinsics import descriptors as D
 from .mma_kernel import OUT_KIND, _OUT_BYTES, _TO_BITS, _dev, _unrolled_epilogue, element_source
-from .wgmma_config import BK, ROW_BYTES, WgmmaConfig
+from .wgmma_config import BK, ROW_BYTES, WARP_STAGING, WgmmaConfig
 
 SUPPORTED_KINDS = ("bf16", "f16")
 _WGMMA = {"bf16": I.wgmma_bf16_f32_ss, "f16": I.wgmma_f16_f32_ss}
@@ -108,16 +108,33 @@ def partial_floats(cfg: WgmmaConfig) -> int:
     return cfg.bm * cfg.bn
 
 
-STAGING_ROW = 128  # bytes of a staged row: 64 16-bit columns
-WARP_STAGING = 16 * STAGING_ROW  # per consumer warp: its 16 rows of a 64-column chunk
-
-
 def staging_bytes(cfg: WgmmaConfig) -> int:
-    """Shared memory the staged epilogue adds behind the ring: 2 KB per consumer warp, or with
-    ``offload`` the whole tile (2 KB per warp and 64-column chunk of each of its 64-row
-    blocks)."""
-    per_warp = WARP_STAGING * (cfg.blocks_m * cfg.bn // 64 if cfg.offload else 1)
-    return 4 * cfg.consumers * per_warp
+    """Shared memory the staged epilogue adds behind the ring (``WgmmaConfig.staging_bytes``)."""
+    return cfg.staging_bytes()
+
+
+def _rows_storer():
+    """``store_rows(buf, lane, at, rows, ld)``: a warp's staged 64-column chunk (16 rows of
+    128 bytes at ``buf``, 16-byte words XOR-swizzled by the row) read back and stored to its
+    rows at ``at`` (the chunk's first element of the warp's first row; rows ``ld`` bytes
+    apart), 16 bytes a lane, evict-first; rows from ``rows`` on are not stored. Each
+    instruction writes 4 whole rows of 128 bytes, a staged row per 8 lanes. Straight-line
+    source (one basic block: see ``_unrolled_epilogue``). No warp barrier at the end: every
+    staging begins with one, which orders these reads before it. (A barrier here, inside the
+    k-loop of deferred stores, moved the loop's counters and descriptors off the uniform
+    datapath: 16 R2UR instead of 6.)"""
+    src = ["def store_rows(buf, lane, at, rows, ld):"]
+    for i in range(4):  # staged rows 4i .. 4i + 3
+        src += [f"    gr{i} = {4 * i} + (lane >> 3)",
+                f"    v{i} = I.ld_shared_v4(buf + gr{i} * 128 + (((lane & 7) ^ (gr{i} & 7)) << 4))",
+                f"    I.st_global_cs_v4_if(at + gr{i} * ld + 16 * (lane & 7), "
+                f"(v{i}[0], v{i}[1], v{i}[2], v{i}[3]), uint32(gr{i} < rows))"]
+    ns = {"I": I, "uint32": uint32}
+    exec("\n".join(src) + "\n", ns)  # noqa: S102
+    return _dev(ns["store_rows"])
+
+
+store_rows = _rows_storer()
 
 
 def stages_epilogue(cfg: WgmmaConfig, max_smem: int) -> bool:
@@ -126,7 +143,7 @@ def stages_epilogue(cfg: WgmmaConfig, max_smem: int) -> bool:
     return cfg.staged and cfg.smem_bytes() + staging_bytes(cfg) <= max_smem
 
 
-def staged_epilogue(NF, out_kind, epilogue, n_extra, offload=False):
+def staged_epilogue(NF, out_kind, epilogue, n_extra, offload=False, defer=0):
     """The epilogue of a tile whose ``8 NF`` columns all lie inside the matrix, for 16-bit
     results in 16-byte aligned rows and ``beta == 0``, staged through 2 KB of shared memory per
     warp.
@@ -152,13 +169,16 @@ def staged_epilogue(NF, out_kind, epilogue, n_extra, offload=False):
     ``offload``: chunk ``ch`` is staged at ``buf + ch * 2 KB`` and left there: the producer
     warpgroup's storer warps read it back and store it (``build_kernel``), so the warp goes
     back to its wgmma as soon as its tile is in shared memory.
+
+    ``defer``: the last ``defer`` chunks are staged at ``buf + i * 2 KB`` (``i`` from 0) and
+    left there: the kernel stores them during the warp's next tile (``WgmmaConfig.defer``).
     """
     if out_kind not in _TO_BITS:
         raise ValueError(f"the staged epilogue is for 16-bit results, not {out_kind}")
     if NF % 8:
         raise ValueError(f"the staged epilogue works in 64-column chunks, NF = {NF}")
     extra_args = "".join(f", extra[{k}]" for k in range(n_extra))
-    ns = {"I": I, "uint32": uint32, "float32": float32}
+    ns = {"I": I, "uint32": uint32, "float32": float32, "store_rows": store_rows}
     if epilogue is not None:
         ns["epi"] = epilogue if hasattr(epilogue, "py_func") else _dev(epilogue)
     args = "acc, wrow, n0, lane, M, alpha, d_base, ldd_r, buf, extra"
@@ -180,7 +200,9 @@ def staged_epilogue(NF, out_kind, epilogue, n_extra, offload=False):
         # stmatrix.x4 number t: matrices (row half j & 1, fragment 2t + (j >> 1)); lanes
         # 8j .. 8j + 7 give the staged rows of matrix j. stmatrix is .aligned: the warp must
         # arrive converged (lane 0 of warp 0 has just released a stage on its own)
-        src += [f"    sbase = buf + {ch * WARP_STAGING if offload else 0} + "
+        kept = offload or ch >= NF // 8 - defer  # left staged for the storers or the next tile
+        slot = ch if offload else ch - (NF // 8 - defer) if kept else 0
+        src += [f"    sbase = buf + {slot * WARP_STAGING} + "
                 "(8 * ((lane >> 3) & 1) + (lane & 7)) * 128",
                 "    half = lane >> 4",
                 "    I.warp_sync()"]
@@ -189,14 +211,9 @@ def staged_epilogue(NF, out_kind, epilogue, n_extra, offload=False):
             src.append(f"    I.stmatrix_x4(sbase + ((({2 * t} + half) ^ (lane & 7)) << 4), "
                        f"(w0_{n}, w1_{n}, w0_{n + 1}, w1_{n + 1}))")
         src.append("    I.warp_sync()")
-        for i in range(0 if offload else 4):  # staged rows 4i .. 4i + 3, 8 lanes a row
-            src += [f"    gr{i} = {4 * i} + (lane >> 3)",
-                    f"    v{i} = I.ld_shared_v4(buf + gr{i} * 128 + "
-                    f"(((lane & 7) ^ (gr{i} & 7)) << 4))",
-                    f"    I.st_global_cs_v4_if(d_base + (wrow + gr{i}) * ldd_r + (n0 + {64 * ch} + "
-                    f"8 * (lane & 7)) * 2, (v{i}[0], v{i}[1], v{i}[2], v{i}[3]), "
-                    f"uint32(wrow + gr{i} < M))"]
-        src.append("    I.warp_sync()  # every lane has read the stage before it is reused")
+        if not kept:
+            src.append(f"    store_rows(buf, lane, d_base + wrow * ldd_r + (n0 + {64 * ch}) * 2, "
+                       "M - wrow, ldd_r)")
         exec("\n".join(src) + "\n", ns)  # noqa: S102
         ns[f"chunk{ch}"] = _dev(ns[f"chunk{ch}"])
     body = [f"def store_staged({args}):"] + [f"    chunk{ch}({args})" for ch in range(NF // 8)]
@@ -253,6 +270,20 @@ def build_kernel(cfg: WgmmaConfig, kind: str, a_kmajor: bool, b_kmajor: bool, ep
         raise ValueError(f"{cfg}: no staged epilogue (staged=False)")
     # The producer's warps 1-3 store the staged tiles (the consumers only stage them).
     OFFLOAD = STAGED and cfg.offload
+    # Deferred stores (cfg.defer chunks of each staged tile stored during the next one): pend
+    # counts the chunks of the consumers' last staged tile not yet stored (the older first),
+    # p_at is the first of them in D at the tile's first row, p_rows the tile's rows inside M:
+    # the same for every consumer thread (ptxas keeps pend in a uniform register); each warp
+    # adds its own rows (wrow) when it stores a chunk.
+    DEFER = cfg.defer if STAGED else 0
+    flush = [f"store_rows(stage_at + ({DEFER} - pend) * {WARP_STAGING}, lane, p_at + wrow * ldd_r "
+             f"* OSZ + ({DEFER} - pend) * 128, p_rows - wrow, ldd_r * OSZ)", "pend -= 1"]
+
+    def pending(indent, head):
+        """Source of ``head`` (an ``if`` or ``while`` on ``pend``) storing one deferred chunk,
+        at ``indent``; nothing without deferred stores."""
+        return "\n".join(" " * indent + x for x in [head] + ["    " + x for x in flush]) \
+            if DEFER else ""
     NCH = BN // 64  # 64-column chunks of a staged row block
     SF, SE = 8 * (2 * STAGES + 1), 8 * (2 * STAGES + 2)  # staged full / empty barriers
     STORERS = 96
@@ -264,7 +295,8 @@ def build_kernel(cfg: WgmmaConfig, kind: str, a_kmajor: bool, b_kmajor: bool, ep
         "fop": I.wgmma_fence_operand_f32,
     }
     if STAGED:
-        ns["store_staged"] = staged_epilogue(NF, out_kind, epilogue, n_extra, OFFLOAD)
+        ns["store_staged"] = staged_epilogue(NF, out_kind, epilogue, n_extra, OFFLOAD, DEFER)
+        ns["store_rows"] = store_rows
     ta, tb = int(not a_kmajor), int(not b_kmajor)
     # A K-major: one box of BM rows; M-major: one box per 64 rows.
     if a_kmajor:
@@ -310,6 +342,9 @@ def build_kernel(cfg: WgmmaConfig, kind: str, a_kmajor: bool, b_kmajor: bool, ep
             narrow = [f"if n0 + {BN} <= N and beta == 0:",
                       f"    store_staged(frag{w}, m0 + row0 + {64 * w} + warp * 16, n0, lane, M, "
                       f"alpha, d_at, ldd_r * OSZ, {buf}, extra)",
+                      *([f"    pend = {DEFER}",  # (one 64-row block: cfg.defer needs MW == 1)
+                         f"    p_at = d_at + m0 * ldd_r * OSZ + (n0 + {BN - 64 * DEFER}) * OSZ",
+                         "    p_rows = M - m0"] if DEFER else []),
                       "else:"] + ["    " + x for x in narrow]
         epilogue_src += narrow
     epilogue_src = ["c_at = I.gmem_addr(C, 0) + b * sc * OSZ",
@@ -377,7 +412,7 @@ def build_kernel(cfg: WgmmaConfig, kind: str, a_kmajor: bool, b_kmajor: bool, ep
         f"\n        I.mbarrier_init(bar0 + {SF}, {128 * NC})  # staged full: every consumer thread\n"
         f"        I.mbarrier_init(bar0 + {SE}, {STORERS})  # staged empty: every storer thread")
     stage_slot = (f"(cw * {4 * MW} + warp) * {NCH * WARP_STAGING}" if OFFLOAD
-                  else f"(ct // 32 + 4 * cw) * {WARP_STAGING}")
+                  else f"(ct // 32 + 4 * cw) * {max(1, DEFER) * WARP_STAGING}")
 
     # Split tail (SK): the tiles of a last, partial wave of at most half the blocks are each
     # split into two K halves, run side by side by two blocks. Every block first runs its
@@ -446,6 +481,9 @@ def build_kernel(cfg: WgmmaConfig, kind: str, a_kmajor: bool, b_kmajor: bool, ep
             f"    pbase -= {NREGS * NCT}  # block blk - 1's slot",
             *["    " + x for x in epilogue_src]]
 
+    pending_init = ["pend = 0", "p_at = I.gmem_addr(D, 0) + int64(0)", "p_rows = int64(0)"]
+    pending_init = "\n".join(" " * 8 + x for x in pending_init) if DEFER else ""
+
     def release(indent, addr):
         lines = [f"I.mbarrier_arrive({addr})"]
         if CL:
@@ -507,9 +545,11 @@ def kernel(TM, C, D, M, N, K, ldc_r, ldc_c, ldd_r, ldd_c, sc, sd, alpha, beta,
         lane = ct % 32
         stage_at = ring + {STAGES * STAGE} + {stage_slot}  # staged epilogue
         row0 = {0 if PP else f"cw * {cfg.wg_rows}"}  # first tile row of this consumer's 64-row blocks
+{"        wrow = row0 + warp * 16  # the warp's first tile row (deferred stores)" if DEFER else ""}
         ad0 = smem_desc(ring + row0 * {ROW_BYTES}, {a_lbo}, {a_sbo}, 1, 0)
         bd0 = smem_desc(ring + {A_BYTES}, {b_lbo}, {b_sbo}, 1, 0)
         j = -1
+{pending_init}
 {units(8)}
             j += 1  # the block's j-th tile: its k-tiles are the ring's j*ktiles ... on
             if {int(PP)} and j % 2 != cw:
@@ -522,6 +562,7 @@ def kernel(TM, C, D, M, N, K, ldc_r, ldc_c, ldd_r, ldd_c, sc, sd, alpha, beta,
                 while not I.mbarrier_try_wait_parity(bar0 + {16 * STAGES}, uint32((j - 1) & 1)):
                     pass
 {coords(12)}
+{pending(12, f"while pend > {'ke - kb' if SK else 'ktiles'}:  # more chunks than k-tiles: the excess before the k-loop, the rest in it")}
 {chr(10).join(f"            acc{w} = fop(zeros())" for w in range(MW))}
             s = it % {STAGES}  # once a tile, then counted: dividing by 3, 5 or 6 in int64 each
             # k-tile cost the issuing warpgroup ~20 instructions (perf-notes s11)
@@ -534,6 +575,7 @@ def kernel(TM, C, D, M, N, K, ldc_r, ldc_c, ldd_r, ldd_c, sc, sd, alpha, beta,
                 I.wgmma_fence()
 {chr(10).join(" " * 16 + x for x in ksteps)}
                 I.wgmma_commit_group()
+{pending(16, "if pend > 0:  # one deferred chunk, while the wgmma run")}
                 I.wgmma_wait_group({DEPTH})
 {chr(10).join(f"                acc{w} = fop(acc{w})" for w in range(MW))}
                 if {kfirst} >= {DEPTH} and ct == 0:  # k-tile kt - DEPTH's wgmma are done: free its stage
@@ -555,6 +597,7 @@ def kernel(TM, C, D, M, N, K, ldc_r, ldc_c, ldd_r, ldd_c, sc, sd, alpha, beta,
                     if d < {"ke - kb" if SK else "ktiles"}:
 {release(24, f"bar0 + {8 * STAGES} + 8 * ((it - 1 - d) % {STAGES})")}
 {chr(10).join([" " * 12 + x for x in epilogue_src] + ["    " + x for x in sync if CL])}
+{pending(8, "while pend > 0:  # the block's last tile")}
 '''
     ns["tma"] = I.tma_load_3d
     ns["tmc"] = I.tma_load_3d_multicast
