@@ -626,6 +626,7 @@ def test_split_tail_is_chosen_where_measured_to_pay(m, n, k, tile, split):
     (128 * 133, 256, 1, wc_default),  # one tile more than SMs: a block has a next tile
     (128 * 132, 256, 1, (128, 256, 4, 8, False, 64)),  # one tile per SM: nothing to defer into
     (2048, 2048, 1, (128, 256, 4, 8, False, 64)),  # 128 tiles
+    (2048, 2048, 2, wc_default),  # a batch of two: 256 tiles
     (1024, 2048, 1, (128, 128, 6, 8, False, 64)),  # 64 tiles: the small tile, never deferred
 ])
 def test_default_defers_stores_only_where_a_block_has_a_next_tile(m, n, batch, want):

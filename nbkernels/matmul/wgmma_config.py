@@ -59,7 +59,7 @@ class WgmmaConfig:
     #: deferred stores: the last ``defer`` 64-column chunks of each staged tile stay in shared
     #: memory (2 KB per consumer warp and chunk) and are stored during the consumers' next
     #: tile, one chunk after each k-tile's wgmma are issued, while they run (chunks the next
-    #: tile's k-tiles do not cover are stored before its epilogue, the block's last tile's at
+    #: tile's k-tiles do not cover are stored before its k-loop, the block's last tile's at
     #: the end). The stores then overlap the tensor cores instead of following them (perf-notes
     #: s16, s17). Staged, cooperative, unclustered tiles of 64-row consumers without offload;
     #: bench suffix ``eD``.
@@ -239,13 +239,16 @@ def choose(m: int, n: int, batch: int, sm_count: int, max_smem: int) -> WgmmaCon
     def tiles(c):
         return -(-m // c.bm) * -(-n // c.bn) * batch
 
+    def deferring(cfg):
+        if cfg.defer and (tiles(cfg) <= sm_count
+                          or cfg.smem_bytes() + cfg.staging_bytes() > max_smem):
+            return replace(cfg, defer=0)
+        return cfg
+
     for cfg in (DEFAULT, SMALL):
         if cfg.smem_bytes() <= max_smem and tiles(cfg) >= FILL * sm_count:
-            if cfg.defer and (tiles(cfg) <= sm_count
-                              or cfg.smem_bytes() + cfg.staging_bytes() > max_smem):
-                cfg = replace(cfg, defer=0)
-            return cfg
+            return deferring(cfg)
     fitting = [c for c in (SMALL, DEFAULT) if c.smem_bytes() <= max_smem]
     if not fitting:
         raise NbkernelsError(f"gemm: no sm90a tile fits in {max_smem} bytes of shared memory")
-    return fitting[0]
+    return deferring(fitting[0])
