@@ -406,7 +406,7 @@ def build_kernel(cfg: WgmmaConfig, kind: str, a_kmajor: bool, b_kmajor: bool, ep
                         row = 16 * rb + rr  # in the tile
                         v = I.ld_shared_v4(staging + (slot << 11) + (rr << 7) + ((c ^ (rr & 7)) << 4))
                         I.st_global_cs_v4_if(d_tile + int64(row) * ldb + int64(64 * (slot - rb * {NCH}) + 8 * c) * OSZ,
-                                          (v[0], v[1], v[2], v[3]), uint32(row < rows_in))
+                                             (v[0], v[1], v[2], v[3]), uint32(row < rows_in))
                 I.mbarrier_arrive(bar0 + {SE})'''
     staged_bars = "" if not OFFLOAD else (
         f"\n        I.mbarrier_init(bar0 + {SF}, {128 * NC})  # staged full: every consumer thread\n"
