@@ -350,7 +350,7 @@ def _plan_sm90a(p, tile, forced, sms, max_smem) -> bool:
     p.reasons.append("epilogue: " + why)
     if cfg.streamk:
         blocks = wgmma_kernel.streamk_grid(tiles, sms)
-        shared = wgmma_kernel.split_tail(tiles, blocks, -(-p.k // wgmma_kernel.BK))
+        shared = wgmma_kernel.split_tail(tiles, blocks, wgmma_config.k_tiles(p.k))
         if shared:
             p.reasons.append(f"split tail: the last {shared} of {tiles} tiles (a partial wave on "
                              f"{blocks} blocks) each split into two K halves run side by side, "

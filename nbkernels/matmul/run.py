@@ -173,6 +173,7 @@ def _sm90a(p, va, vb, C, D, c3, d3, alpha, beta, ext, ext_types, epilogue, epi_k
     """The Hopper kernel: tensor maps of a and b, one persistent launch over all tiles."""
     from ..smem import device_limits
     from . import wgmma_kernel as wk
+    from .wgmma_config import k_tiles
 
     cfg = p.tile
     kern = api._wgmma(cfg, p.kind, p.a_kmajor, p.b_kmajor, epilogue, len(ext), pair)
@@ -201,7 +202,7 @@ def _sm90a(p, va, vb, C, D, c3, d3, alpha, beta, ext, ext_types, epilogue, epi_k
     args += [np.float32(alpha), np.float32(beta), np.int32(tiles_m), np.int32(tiles_n),
              np.int32(p.batch), np.int32(_bstride(va) != 0), np.int32(_bstride(vb) != 0)]
     if cfg.streamk:  # partial sums of split tiles and one flag per consumer warp, per block
-        split = wk.split_tail(ntiles, grid, -(-p.k // wk.BK)) > 0
+        split = wk.split_tail(ntiles, grid, k_tiles(p.k)) > 0
         bufs = (((grid * wk.partial_floats(cfg) if split else 1,), np.dtype(np.float32)),
                 ((grid * cfg.consumers * 4 if split else 1,), np.dtype(np.int64)))
         _LAST.streamk = bufs  # a repeat call allocates its own (fast.Launcher)

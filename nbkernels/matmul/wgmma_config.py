@@ -219,12 +219,17 @@ FILL = 0.9
 SPLIT_TAIL_MIN_HALF_KTILES = 16
 
 
+def k_tiles(k: int) -> int:
+    """k-tiles of BK elements a tile's K loop runs for ``k`` (the last one cut, zero-filled)."""
+    return -(-int(k) // BK)
+
+
 def with_split_tail(cfg: WgmmaConfig, tiles: int, sm_count: int, k: int) -> WgmmaConfig:
     """``cfg`` with the split tail where it pays: the tile takes it, there are more tiles than
     SMs and the last wave is split, into K halves of at least SPLIT_TAIL_MIN_HALF_KTILES."""
-    from .wgmma_kernel import BK, split_tail
+    from .wgmma_kernel import split_tail
 
-    ktiles = -(-k // BK)
+    ktiles = k_tiles(k)
     if (cfg.streamk or not cfg.takes_split_tail
             or tiles <= sm_count or ktiles < 2 * SPLIT_TAIL_MIN_HALF_KTILES
             or not split_tail(tiles, sm_count, ktiles)):
