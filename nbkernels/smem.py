@@ -23,7 +23,8 @@ from numba import cuda
 from .errors import NbkernelsError
 
 _DEFAULT_LIMIT = 48 * 1024
-_SIMULATED_OPTIN = 227 * 1024  # what sm_90 allows; the simulator has no real limit
+SM90_OPTIN = 227 * 1024  # a compute-capability-9.0 block's opt-in limit (H100, H200)
+_SIMULATED_OPTIN = SM90_OPTIN  # the simulator has no real limit: an sm_90 block's
 
 
 def _simulated() -> bool:

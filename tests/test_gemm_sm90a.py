@@ -474,6 +474,17 @@ def test_offload_config_is_validated_and_round_trips():
             wc.WgmmaConfig(128, 128, 4, offload=True, **bad)
 
 
+def _k_loop(sass, end):
+    """The consumers' k-loop of an assembled sm90a kernel: from the full-barrier wait before
+    the first HGMMA to the first instruction after the last HGMMA that matches ``end``."""
+    ins = [x for x in sass.splitlines() if re.search(r"/\*[0-9a-f]{4}\*/", x)]
+    first = next(i for i, x in enumerate(ins) if "HGMMA" in x)
+    last = max(i for i, x in enumerate(ins) if "HGMMA" in x)
+    lo = next(i for i in range(first, 0, -1) if "TRYWAIT" in ins[i])
+    hi = next(i for i in range(last, len(ins)) if re.search(end, ins[i]))
+    return ins[lo:hi + 1]
+
+
 @needs_ptxas
 @pytest.mark.parametrize("tile,kind,a_km,b_km,epi", [
     ((128, 256, 4), "bf16", True, False, False),
@@ -497,25 +508,10 @@ def test_streamk_tiles_assemble_without_spills(tile, kind, a_km, b_km, epi):
     # after the last) builds its descriptors on the uniform datapath, as the default's does
     # (6 R2UR, 36 uniform ops): with the flag wait as a divergent lane-0 loop it took 16 R2UR
     # and 17 uniform ops, and lost 2-4% (perf-notes s13, s14)
-    ins = [x for x in sass.splitlines() if re.search(r"/\*[0-9a-f]{4}\*/", x)]
-    first = next(i for i, x in enumerate(ins) if "HGMMA" in x)
-    last = max(i for i, x in enumerate(ins) if "HGMMA" in x)
-    lo = next(i for i in range(first, 0, -1) if "TRYWAIT" in ins[i])
-    hi = next(i for i in range(last, len(ins)) if re.search(r"@!?P\d BRA", ins[i]))
-    loop = ins[lo:hi + 1]
+    loop = _k_loop(sass, r"@!?P\d BRA")  # to the branch after the last HGMMA
     r2ur = sum("R2UR" in x for x in loop)
     uniform = sum(bool(re.search(r"\s(U[A-Z][A-Z0-9.]*|UMOV)\s", x)) for x in loop)
     assert r2ur <= 8 and uniform >= 20, (r2ur, uniform, "\n".join(loop))
-
-
-def _k_loop(sass):
-    """The consumers' k-loop of an assembled sm90a kernel: from the full-barrier wait before
-    the first HGMMA to the wait for all but the newest k-tile's wgmma."""
-    ins = [x for x in sass.splitlines() if re.search(r"/\*[0-9a-f]{4}\*/", x)]
-    first = next(i for i, x in enumerate(ins) if "HGMMA" in x)
-    lo = next(i for i in range(first, 0, -1) if "TRYWAIT" in ins[i])
-    hi = next(i for i in range(first, len(ins)) if "WARPGROUP.DEPBAR.LE gsb0, 0x1" in ins[i])
-    return ins[lo:hi + 1]
 
 
 @needs_ptxas
@@ -537,7 +533,7 @@ def test_deferred_stores_run_inside_the_k_loop_without_spills(tile, kind, a_km, 
     k, asm, sass = _staged_build(cfg, kind, a_km, b_km, epi)
     assert asm.spill_stores == asm.spill_loads == asm.stack_bytes == 0, asm.log
     assert len(re.findall(r"\bSTSM\.16\.M88\.4\b", sass)) == 4 * (cfg.bn // 64)
-    loop = _k_loop(sass)
+    loop = _k_loop(sass, r"WARPGROUP\.DEPBAR\.LE gsb0, 0x1")  # to the wait after the wgmma
     assert sum("STG.E.EF.128" in x for x in loop) == 4, "\n".join(loop)
     assert sum("LDS.128" in x for x in loop) == 4
     assert sum("R2UR" in x for x in loop) <= 8, "\n".join(loop)
@@ -664,10 +660,10 @@ def test_streamk_nonces_differ_per_call_and_are_never_zero():
 
 
 def test_every_candidate_tile_has_room_for_the_staged_epilogue():
-    from nbkernels.matmul import wgmma_config, wgmma_kernel
+    from nbkernels.matmul import wgmma_config
 
     for cfg in wgmma_config.CANDIDATES:
-        assert cfg.smem_bytes() + wgmma_kernel.staging_bytes(cfg) <= 232448, cfg
+        assert cfg.stages_in(232448), cfg
 
 
 def test_staged_epilogue_refuses_what_it_cannot_store():

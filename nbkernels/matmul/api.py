@@ -335,7 +335,7 @@ def _plan_sm90a(p, tile, forced, sms, max_smem) -> bool:
     p.reasons.append("TMA loads (any M, N, K; edges zero-filled), wgmma from shared memory"
                      + (", tile given by the caller" if tile else
                         f", tile for {sms} SMs ({tiles} tiles)"))
-    if wgmma_kernel.stages_epilogue(cfg, max_smem):
+    if cfg.stages_in(max_smem):
         why = ("16-bit results in 16-byte aligned rows staged through shared memory and stored "
                "16 bytes per lane, except in a last tile column cut by N and with beta * C")
         if cfg.defer:
@@ -345,7 +345,7 @@ def _plan_sm90a(p, tile, forced, sms, max_smem) -> bool:
     elif not cfg.staged:
         why = "guarded stores (asked for: WgmmaConfig(staged=False))"
     else:
-        why = (f"guarded stores (staging needs {cfg.smem_bytes() + wgmma_kernel.staging_bytes(cfg)}"
+        why = (f"guarded stores (staging needs {cfg.smem_bytes() + cfg.staging_bytes()}"
                f" B of shared memory; this device allows {max_smem})")
     p.reasons.append("epilogue: " + why)
     if cfg.streamk:

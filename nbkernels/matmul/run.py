@@ -148,9 +148,8 @@ def execute(p: "api.Plan", alpha, beta, stream=None, epilogue=None, extras=()):
         # staged 16-byte stores for tiles inside the columns: 16-byte aligned rows, and room
         # for the staging behind the ring
         from ..smem import device_limits
-        from . import wgmma_kernel as wk
 
-        if pair and aligned(16) and wk.stages_epilogue(p.tile, device_limits()[1]):
+        if pair and aligned(16) and p.tile.stages_in(device_limits()[1]):
             pair = 2
         _sm90a(p, va, vb, C, D, c3, d3, alpha, beta_eff, ext, ext_types, epilogue, epi_key,
                handle, pair)

@@ -9,13 +9,13 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from ..errors import NbkernelsError
+from ..smem import SM90_OPTIN
 
 #: K extent of a stage in elements: one 128-byte swizzled row per M (or N) row for 16-bit
 #: types, the widest row a 128-byte-swizzled TMA box may have.
 BK = 64
 ROW_BYTES = 128
 SMEM_ALIGN = 1024  # the 128-byte swizzle repeats every 8 rows: boxes start on 1024 bytes
-HOPPER_SMEM = 232448  # opt-in dynamic shared memory of an sm_90 block (227 KB)
 WARP_STAGING = 16 * ROW_BYTES  # staged epilogue, per consumer warp: 16 rows of a 64-column chunk
 
 
@@ -100,9 +100,9 @@ class WgmmaConfig:
         elif self.defer and not (self.staged and self.takes_split_tail):
             problems.append("defer (stores of staged chunks during the next tile) is for staged, "
                             "cooperative, unclustered tiles of 64-row consumers without offload")
-        elif self.defer and self.smem_bytes() + self.staging_bytes() > HOPPER_SMEM:
+        elif self.defer and not self.stages_in(SM90_OPTIN):
             problems.append(f"ring and staging need {self.smem_bytes() + self.staging_bytes()} "
-                            f"bytes of shared memory; a Hopper block has at most {HOPPER_SMEM}")
+                            f"bytes of shared memory; a Hopper block has at most {SM90_OPTIN}")
         if not 1 <= self.depth < self.stages:
             problems.append(f"depth (k-tiles of wgmma in flight) must be in [1, stages), got "
                             f"{self.depth}")
@@ -165,6 +165,11 @@ class WgmmaConfig:
         else:
             per_warp = max(1, self.defer)
         return 4 * self.consumers * per_warp * WARP_STAGING
+
+    def stages_in(self, max_smem: int) -> bool:
+        """Whether calls with this tile stage their epilogue (where D allows it) on a device
+        whose blocks may have ``max_smem`` bytes of shared memory: ring and staging fit."""
+        return self.staged and self.smem_bytes() + self.staging_bytes() <= max_smem
 
     def __str__(self):
         how = "ping-pong" if self.pingpong else f"cooperative ({self.wg_rows}-row)"
@@ -245,8 +250,7 @@ def choose(m: int, n: int, batch: int, sm_count: int, max_smem: int) -> WgmmaCon
         return -(-m // c.bm) * -(-n // c.bn) * batch
 
     def deferring(cfg):
-        if cfg.defer and (tiles(cfg) <= sm_count
-                          or cfg.smem_bytes() + cfg.staging_bytes() > max_smem):
+        if cfg.defer and (tiles(cfg) <= sm_count or not cfg.stages_in(max_smem)):
             return replace(cfg, defer=0)
         return cfg
 

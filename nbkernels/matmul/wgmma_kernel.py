@@ -108,11 +108,6 @@ def partial_floats(cfg: WgmmaConfig) -> int:
     return cfg.bm * cfg.bn
 
 
-def staging_bytes(cfg: WgmmaConfig) -> int:
-    """Shared memory the staged epilogue adds behind the ring (``WgmmaConfig.staging_bytes``)."""
-    return cfg.staging_bytes()
-
-
 def _rows_storer():
     """``store_rows(buf, lane, at, rows, ld)``: a warp's staged 64-column chunk (16 rows of
     128 bytes at ``buf``, 16-byte words XOR-swizzled by the row) read back and stored to its
@@ -135,12 +130,6 @@ def _rows_storer():
 
 
 store_rows = _rows_storer()
-
-
-def stages_epilogue(cfg: WgmmaConfig, max_smem: int) -> bool:
-    """Whether calls with ``cfg`` stage their epilogue (where D allows it) on a device whose
-    blocks may have ``max_smem`` bytes of shared memory."""
-    return cfg.staged and cfg.smem_bytes() + staging_bytes(cfg) <= max_smem
 
 
 def staged_epilogue(NF, out_kind, epilogue, n_extra, offload=False, defer=0):
@@ -244,7 +233,7 @@ def build_kernel(cfg: WgmmaConfig, kind: str, a_kmajor: bool, b_kmajor: bool, ep
     ``pair_store``: False, 16-bit results stored one by one; True, in 32-bit pairs (unit column
     stride, 4-byte aligned rows); 2, besides the pairs, tiles whose columns all lie inside the
     matrix are staged through shared memory and stored 16 bytes per lane when ``beta == 0``
-    (``staged_epilogue``: 16-byte aligned D, rows and batches; ``staging_bytes`` more shared
+    (``staged_epilogue``: 16-byte aligned D, rows and batches; ``cfg.staging_bytes()`` more shared
     memory)."""
     if kind not in SUPPORTED_KINDS:
         raise ValueError(f"the sm90a kernel takes {SUPPORTED_KINDS}, not {kind}")
@@ -605,7 +594,7 @@ def kernel(TM, C, D, M, N, K, ldc_r, ldc_c, ldd_r, ldd_c, sc, sd, alpha, beta,
     ns["OSZ"] = osz
     exec(compile(src, f"<wgmma_kernel {cfg.key} {kind} {a_kmajor} {b_kmajor}>", "exec"), ns)  # noqa: S102
     kernel = cuda.jit(ns["kernel"])
-    kernel.nbk_smem_bytes = cfg.smem_bytes() + (staging_bytes(cfg) if STAGED else 0)
+    kernel.nbk_smem_bytes = cfg.smem_bytes() + (cfg.staging_bytes() if STAGED else 0)
     kernel.nbk_launch_bounds = (cfg.threads, 1)  # a register cap at entry: setmaxnreg needs it
     kernel.nbk_threads = cfg.threads
     # registers the block must own for its setmaxnreg requests (runner checks the cubin)
