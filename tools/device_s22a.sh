@@ -2,7 +2,7 @@
 # Session 22, run A (device tool, carry .whl and ab_old = the session's starting tree's
 # nbkernels): a tile's first k-step with scale_d = 0 instead of zeroed accumulators
 # (perf-notes s19). The default on each tree, alternated three times, one process each,
-# cuBLAS in every process; then the new tree's sm90a GPU tests of the default tile.
+# cuBLAS in every process.
 . tools/device-preamble.sh
 S=--shapes=${SHAPES:-8192x8192x1024,4096x4096x4096}
 B="--dtypes bfloat16,float16 --no-triton --no-sm80 $S"

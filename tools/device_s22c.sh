@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 22, run C (device tool, carry .whl; a fresh machine): what run B's two calls did not
+# Session 22, run C (device tool, carry .whl; the machine of B2): what run B's two calls did not
 # reach of the sm80-class GEMM and row GPU files (the tests they reported PASSED are listed in
 # .device_lists/passed_b.txt and deselected), the other GPU files but the sm90a one, then the
 # sm90a dispatch tests on this tree (stages_in replaced stages_epilogue).

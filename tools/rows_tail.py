@@ -16,7 +16,6 @@ import numpy as np
 
 def main():
     import cupy
-    import ml_dtypes
 
     from nbkernels.rows import bench, host
 
@@ -25,12 +24,11 @@ def main():
     ap.add_argument("--dtypes", default="bf16")
     ap.add_argument("--reps", type=int, default=30)
     a = ap.parse_args()
-    names = {"bf16": ml_dtypes.bfloat16, "f16": np.float16, "f32": np.float32}
     rng = np.random.default_rng()
     bw = bench.copy_bandwidth()
     print(f"copy {bw / 1e9:.0f} GB/s")
     for dt in a.dtypes.split(","):
-        dtype = np.dtype(names[dt])
+        dtype = bench.dtype_named(dt)
         for rows, n in bench.LARGE:
             for op in a.ops.split(","):
                 fn = bench._fns(op)[0]
@@ -42,10 +40,8 @@ def main():
                 rounds = rows / blocks
                 counts = [rows, int(rounds) * blocks, -(-rows // blocks) * blocks]
                 res = []
-                for r in counts:  # inputs rotated among sets larger than L2
-                    big = r * n * dtype.itemsize
-                    l2 = cupy.cuda.Device().attributes["L2CacheSize"]
-                    pool = bench.Pool(r, n, dtype, max(2, min(4, -(-3 * l2 // (2 * big)))), rng)
+                for r in counts:
+                    pool = bench.Pool.rotating(r, n, dtype, rng)
                     t, _ = bench.time_events(fn, pool.sets(op), a.reps)
                     res.append((r, t, bench.bytes_moved(op, r, n, dtype.itemsize) / t / bw))
                     del pool

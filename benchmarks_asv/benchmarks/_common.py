@@ -84,9 +84,11 @@ def device_seconds(fn, sets):
 
 
 def rotation_count(set_bytes, l2_bytes):
-    """How many input sets to rotate among so that L2 holds none of them between two uses;
-    bench.py's rule: three times L2, at least 2 and at most 8 sets."""
-    return max(2, min(8, -(-3 * l2_bytes // max(set_bytes, 1))))
+    """How many input sets to rotate among so that L2 holds none of them between two uses
+    (``nbkernels.matmul.bench.rotation_count``: three times L2, 2 to 8 sets)."""
+    from nbkernels.matmul.bench import rotation_count
+
+    return rotation_count(set_bytes, l2_bytes)
 
 
 ITEMSIZE = {"bf16": 2, "f16": 2, "tf32": 4, "f32": 4, "int8": 1, "f64": 8}

@@ -160,11 +160,16 @@ def _dtype(dt):
     return np.dtype(ml_dtypes.bfloat16 if dt == "bf16" else NAMES[dt])
 
 
+def rotation_count(set_bytes, l2_bytes, most=8):
+    """How many input sets of ``set_bytes`` to rotate among so that L2 holds none of them
+    between two uses: together three times L2, at least 2 and at most ``most`` sets."""
+    return max(2, min(most, -(-3 * l2_bytes // max(set_bytes, 1))))
+
+
 def _inputs(dtype, m, n, k, l2_bytes, rng):
     import cupy
 
-    per = (m * k + k * n) * dtype.itemsize
-    count = max(2, min(8, -(-3 * l2_bytes // max(per, 1))))
+    count = rotation_count((m * k + k * n) * dtype.itemsize, l2_bytes)
     sets = []
     for _ in range(count):
         if dtype == np.int8:

@@ -137,7 +137,7 @@ def run(shapes, dtypes, configs, reps=20, triton=True, sm80=True):
     import torch
 
     import nbkernels
-    from .bench import abba
+    from .bench import abba, rotation_count
 
     rng = torch.Generator(device="cuda").manual_seed(int.from_bytes(os.urandom(4), "little"))
     l2 = torch.cuda.get_device_properties(0).L2_cache_size
@@ -146,8 +146,7 @@ def run(shapes, dtypes, configs, reps=20, triton=True, sm80=True):
     for dtype in dtypes:
         tdt = getattr(torch, dtype)
         for m, n, k in shapes:
-            per = (m * k + k * n) * 2
-            count = max(2, min(8, -(-3 * l2 // per)))
+            count = rotation_count((m * k + k * n) * 2, l2)
             sets = [(torch.randn(m, k, device="cuda", generator=rng).to(tdt),
                      torch.randn(k, n, device="cuda", generator=rng).to(tdt)) for _ in range(count)]
             flops = 2 * m * n * k

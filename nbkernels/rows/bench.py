@@ -23,7 +23,9 @@ from contextlib import contextmanager
 
 import numpy as np
 
+from ..matmul.bench import _dtype as dtype_named
 from ..matmul.bench import _time as time_events
+from ..matmul.bench import rotation_count
 
 OPS = ("rms_norm", "rms_norm_residual", "layer_norm", "softmax", "swiglu")
 LARGE = [(8192, 8192), (32768, 4096)]
@@ -50,6 +52,16 @@ class Pool:
 
         self.pairs = [(arr((rows, n)), arr((rows, n))) for _ in range(count)]
         self.w, self.b = arr((n,)), arr((n,))
+
+    @classmethod
+    def rotating(cls, rows, n, dtype, rng):
+        """A pool of 2-4 pairs, enough that together they exceed 1.5x the L2 cache: no set is
+        still in L2 when its turn comes round again."""
+        import cupy
+
+        l2 = cupy.cuda.Device().attributes["L2CacheSize"]
+        big = rows * n * np.dtype(dtype).itemsize
+        return cls(rows, n, dtype, rotation_count(2 * big, l2, most=4), rng)
 
     def sets(self, op):
         if op in ("rms_norm", "layer_norm"):
@@ -161,20 +173,16 @@ def loop_mode(mode):
 
 def run(ops, dtypes, reps=20, modes=("auto",), json_path=None):
     import cupy
-    import ml_dtypes
 
     from . import host
 
-    names = {"bf16": ml_dtypes.bfloat16, "f16": np.float16, "f32": np.float32}
     rng = np.random.default_rng()
-    l2 = cupy.cuda.Device().attributes["L2CacheSize"]
     bw = copy_bandwidth()
     rows_out = []
     for dt in dtypes:
-        dtype = np.dtype(names[dt])
+        dtype = dtype_named(dt)
         for rows, n in LARGE:
-            big = rows * n * dtype.itemsize
-            pool = Pool(rows, n, dtype, max(2, min(4, -(-3 * l2 // (2 * big)))), rng)
+            pool = Pool.rotating(rows, n, dtype, rng)
             for op in ops:
                 per = bytes_moved(op, rows, n, dtype.itemsize)
                 fns = _fns(op)
