@@ -55,8 +55,8 @@ class Pool:
 
     @classmethod
     def rotating(cls, rows, n, dtype, rng):
-        """A pool of 2-4 pairs, enough that together they exceed 1.5x the L2 cache: no set is
-        still in L2 when its turn comes round again."""
+        """A pool of 2-4 pairs, together three times the L2 cache where 4 suffice
+        (``rotation_count``): no set is still in L2 when its turn comes round again."""
         import cupy
 
         l2 = cupy.cuda.Device().attributes["L2CacheSize"]
