@@ -97,12 +97,26 @@ def weight(ins, s, e):
     return lm, bad, n
 
 
+def _reaches(succ, h, k):
+    """Block ``k`` is reached from ``h`` by forward edges inside [h, k]."""
+    seen, todo = {h}, [h]
+    while todo:
+        b = todo.pop()
+        for s in succ[b]:
+            if b < s <= k and s not in seen:
+                seen.add(s)
+                todo.append(s)
+    return k in seen
+
+
 def row_loop(ins, bl, succ):
-    """(header, latch) of the largest back edge whose body holds LDGSTS."""
+    """(header, latch) of the largest back edge whose body holds LDGSTS and whose latch the
+    header reaches inside the body: the jump back from a divergent shuffle's fallback
+    (``BRA.DIV`` to ``ENDCOLLECTIVE`` stubs after the kernel's exits) is not a loop."""
     best = None
     for k, ss in enumerate(succ):
         for h in ss:
-            if h <= k:
+            if h <= k and _reaches(succ, h, k):
                 body = range(bl[h][0], bl[k][1])
                 if any(ins[i][2].startswith("LDGSTS") for i in body):
                     size = bl[k][1] - bl[h][0]
