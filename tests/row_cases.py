@@ -33,6 +33,11 @@ def _values(rng, shape, special):
         x = x * 5e3
     elif special == "equal":
         x = np.broadcast_to(x[..., :1], shape).copy()
+    elif special == "offset":  # a mean far from 0 against the spread: variance cancellation
+        x = x + 1e3
+    elif special == "warpinf":  # float32 rows on 64 threads: the second warp's 16-byte
+        idx = np.arange(shape[-1])  # groups all -inf, the first warp's finite
+        x[..., (idx // 4) % 64 >= 32] = -np.inf
     elif special == "nonfinite":
         flat = x.reshape(-1, shape[-1])
         flat[0, min(3, shape[-1] - 1)] = np.nan

@@ -96,6 +96,16 @@ FULL_CASES += [("layer_norm", "bfloat16", (2, 2048), "contig", None, "warp"),
                ("layer_norm", "float16", (2, 4096), "contig", "equal", "loop2"),
                ("layer_norm", "bfloat16", (3, 4095), "contig", None, "loop2"),
                ("layer_norm", "bfloat16", (2, 4097), "contig", None, "split")]
+# layer_norm rows on several warps exchange each warp's statistics at one barrier
+# (perf-notes r16): whole rows (each warp's count a power of two), partial ones (counts
+# summed), a mean far from zero; softmax with a warp whose elements are all -inf beside a
+# finite one (its outputs 0, not NaN)
+FULL_CASES += [("layer_norm", "bfloat16", (3, 4096), "contig", None, "loop2"),
+               ("layer_norm", "float32", (3, 2048), "contig", "offset", "loop2"),
+               ("layer_norm", "float16", (2, 1500), "contig", "offset", "block"),
+               ("softmax", "float32", (3, 2048), "contig", "warpinf", "loop2"),
+               ("softmax", "float32", (2, 1000), "contig", "warpinf", "block"),
+               ("softmax", "bfloat16", (2, 2048), "contig", "big", "oneblock")]
 CASES += FULL_CASES
 
 # Turing's path (no cp.async: rows staged through registers; bf16 rounded in integer code)

@@ -24,6 +24,10 @@ CASES = [  # op, dtype, shape, layout, special, variant
     ("layer_norm", "bfloat16", (5, 8191), "contig", None, None),
     ("layer_norm", "float16", (2, 4097), "contig", None, "split"),
     ("layer_norm", "bfloat16", (9, 2048), "contig", None, "warploop"),
+    # one barrier a row on several warps (perf-notes r16): blocks looping over whole rows
+    # reuse the exchange's two slot sets alternately (2 warps a row, 64 threads)
+    ("layer_norm", "bfloat16", (9, 4096), "contig", None, "loop2"),
+    ("layer_norm", "float32", (7, 2048), "contig", "offset", "loop1"),
 ]
 
 rng = np.random.default_rng()

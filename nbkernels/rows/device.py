@@ -549,14 +549,35 @@ def warp_max(v):
 
 
 @dev
+def lanes16_sum(v):
+    """Sum over the 16 lanes of a half-warp (four butterfly steps; every lane ends with the
+    same bits, as in :func:`warp_sum`)."""
+    v += shfl_bfly_f32(v, 8)
+    v += shfl_bfly_f32(v, 4)
+    v += shfl_bfly_f32(v, 2)
+    v += shfl_bfly_f32(v, 1)
+    return v
+
+
+@dev
+def lanes16_max(v):
+    """Maximum over the 16 lanes of a half-warp."""
+    v = max(v, shfl_bfly_f32(v, 8))
+    v = max(v, shfl_bfly_f32(v, 4))
+    v = max(v, shfl_bfly_f32(v, 2))
+    v = max(v, shfl_bfly_f32(v, 1))
+    return v
+
+
+@dev
 def group_sum(v, G, red, slot):
     """Sum over the ``G`` threads of the caller's group; every thread gets the same value.
     ``red`` is a (slots, MAX_WARPS) shared array. A group of more than one warp is the whole
     block (RowConfig allows several rows per block only for the warp layout), so its barrier
     is reached by every thread. A slot may be written again only after every thread has
     passed a later barrier: a loop over rows alternates two slots (or uses two reductions a
-    row, as layer_norm and softmax do). The warps' partials are summed by 16 lanes at once
-    in four butterfly steps (a loop over them cost ~2 instructions per element a row)."""
+    row). The warps' partials are summed by 16 lanes at once in four butterfly steps (a loop
+    over them cost ~2 instructions per element a row)."""
     v = warp_sum(v)
     if G > 32:
         tb = cuda.threadIdx.x
@@ -565,11 +586,7 @@ def group_sum(v, G, red, slot):
         cuda.syncthreads()
         lane = tb % 16  # both half-warps read the partials: every lane ends with the sum
         p = red[slot, lane]
-        v = p if lane < G // 32 else float32(0)
-        v += shfl_bfly_f32(v, 8)
-        v += shfl_bfly_f32(v, 4)
-        v += shfl_bfly_f32(v, 2)
-        v += shfl_bfly_f32(v, 1)
+        v = lanes16_sum(p if lane < G // 32 else float32(0))
     return v
 
 
@@ -584,12 +601,34 @@ def group_max(v, G, red, slot):
         cuda.syncthreads()
         lane = tb % 16
         p = red[slot, lane]
-        v = p if lane < G // 32 else float32(-math.inf)
-        v = max(v, shfl_bfly_f32(v, 8))
-        v = max(v, shfl_bfly_f32(v, 4))
-        v = max(v, shfl_bfly_f32(v, 2))
-        v = max(v, shfl_bfly_f32(v, 1))
+        v = lanes16_max(p if lane < G // 32 else float32(-math.inf))
     return v
+
+
+#: slots of ``red`` that :func:`exchange` uses a row: three, in two sets that alternate
+#: between rows (one barrier a row: a set is written again only after every thread passed
+#: the next row's barrier, i.e. after all of them read it)
+EXCHANGE_SLOTS = 6
+
+
+@dev
+def exchange(a, b, c, G, red, it, fa, fb, fc):
+    """One barrier for a group of several warps (the whole block): each warp's lane 0 posts
+    its warp's ``(a, b, c)``; lane ``l`` of every warp returns warp ``l % 16``'s triple, or
+    ``(fa, fb, fc)`` where no such warp is in the group. Slots ``3 * (it & 1)`` and the two
+    after it. The caller combines the triples over the 16 lanes (:func:`lanes16_sum`)."""
+    tb = cuda.threadIdx.x
+    s = 3 * (it & 1)
+    if tb % 32 == 0:
+        w = tb // 32
+        red[s, w] = a
+        red[s + 1, w] = b
+        red[s + 2, w] = c
+    cuda.syncthreads()
+    lane = tb % 16
+    if lane < G // 32:
+        return red[s, lane], red[s + 1, lane], red[s + 2, lane]
+    return fa, fb, fc
 
 
 @dev

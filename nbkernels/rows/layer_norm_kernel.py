@@ -1,6 +1,7 @@
 """LayerNorm: ``y = (x - mean) / sqrt(var + eps) * weight + bias`` over the last axis
 (biased variance, as torch). The row stays in registers between the mean and the variance
-pass, so the variance is the exact two-pass one, not E[x^2] - E[x]^2."""
+pass, so the variance is the exact two-pass one, not E[x^2] - E[x]^2: per warp, around the
+warp's mean, and the warps' parts combined exactly (Chan et al.) at one barrier a row."""
 from __future__ import annotations
 
 import functools
@@ -12,9 +13,11 @@ from ..intrinsics import memory as M
 from .. import repeat
 from . import host
 from .config import for_arch
-from .device import (ELEMENT_BYTES, MAX_THREADS, MAX_WARPS, PER_THREAD, dev, group_sum, locate,
-                     make_io, make_loop, opaque, rsqrt_ftz, staging_base)
+from .device import (ELEMENT_BYTES, EXCHANGE_SLOTS, MAX_THREADS, MAX_WARPS, PER_THREAD, dev,
+                     exchange, group_sum, lanes16_sum, locate, make_io, make_loop, opaque,
+                     rcp_ftz, rsqrt_ftz, staging_base, warp_sum)
 
+NEG_ZERO = np.float32(-0.0)  # x + -0 is x for every x, -0 included
 NSTAT = 2  # per chunk: mean and sum of squared deviations (combined exactly, Chan et al.)
 
 
@@ -62,18 +65,24 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
     BNW = bio.words if has_b else 0
     wissue, bissue = wio.issue, bio.issue
     zero = float32(0)
+    WARP_ELEMS = float32(32 * P)  # elements of a warp's part of a whole row (or chunk)
+    RWARP = float32(1 / (32 * P))  # exact: 32 * P is a power of two
     # a ring of 2 at most: with a 4-deep ring's pivots live the float32 kernel spilled
     # (120-136 B on sm_80-sm_90a; `nbkernels compile`, session 5), and 4 measured no faster
     MAX_BUFFERS = 2
 
     @dev
-    def moments(sm, xs, x0, t, G, m, rm, full, red, slot, xv):
-        """(mean, sum of squared deviations) of the staged row or chunk over the group; the
-        thread's elements stay in ``xv`` (registers), which leaves holding x - mean.
-        ``rm``: 1 / m; ``full``: thread_full(t, G, m). Sums of x - x0 (x0: the row's first
-        element): a row of equal values gets its mean exactly, so (x - mean) is exactly 0 and
-        the output exactly the bias. Only a thread whose elements run past ``m`` masks them
-        (a compare and a select each)."""
+    def moments(sm, xs, x0, t, G, m, rm, full, red, it, xv):
+        """(mean, sum of squared deviations, delta) of the staged row or chunk over the
+        group, with one barrier where the group spans several warps (perf-notes r16): each
+        warp centres its elements on its own mean (pivot_w) and sums their squares, and the
+        warps' (sum, M2_w, count) combine exactly, M2 = sum(M2_w + n_w (mean_w - mean)^2)
+        (Chan et al.). ``xv`` (registers) leaves holding x - pivot_w, and delta = mean -
+        pivot_w (0 on one warp, whose pivot is the mean). ``rm``: 1 / m; ``full``:
+        thread_full(t, G, m); ``it``: the group's row count, which alternates the exchange's
+        slots. Sums of x - x0 (x0: the row's first element): a row of equal values gets its
+        mean exactly, so x - mean is exactly 0 and the output exactly the bias. Only a thread
+        whose elements run past ``m`` masks them (a compare and a select each)."""
         load_row(sm, xs, t, G, xv)
         c = uint32(P)  # elements below m: counted by a partial thread only
         if not full:
@@ -87,28 +96,49 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
             for e in range(0, P, 2):
                 s0 += xv[e] - x0 if e < c else zero
                 s1 += xv[e + 1] - x0 if e + 1 < c else zero
-        mean = x0 + group_sum(s0 + s1, G, red, slot) * rm
+        s = warp_sum(s0 + s1)
+        whole = m == G * P  # every warp holds 32 * P elements: a power of two
+        if G > 32:
+            nw, mw = WARP_ELEMS, s * RWARP
+            if not whole:
+                nw = warp_sum(float32(c))  # 1 / nw as one MUFU.RCP: no IEEE division's
+                mw = s * rcp_ftz(nw) if nw > zero else zero  # slow path in the row loop
+        else:
+            nw, mw = zero, s * rm  # one warp: its mean is the group's
+        pivot = x0 + mw
         d0, d1 = zero, zero
         if full:
             for e in range(0, P, 2):
-                xv[e] -= mean
-                xv[e + 1] -= mean
+                xv[e] -= pivot
+                xv[e + 1] -= pivot
                 d0 += xv[e] * xv[e]
                 d1 += xv[e + 1] * xv[e + 1]
         else:
             for e in range(0, P, 2):
-                xv[e] = xv[e] - mean if e < c else zero
-                xv[e + 1] = xv[e + 1] - mean if e + 1 < c else zero
+                xv[e] = xv[e] - pivot if e < c else zero
+                xv[e + 1] = xv[e + 1] - pivot if e + 1 < c else zero
                 d0 += xv[e] * xv[e]
                 d1 += xv[e + 1] * xv[e + 1]
-        return mean, group_sum(d0 + d1, G, red, slot + 1)
+        q = warp_sum(d0 + d1)
+        if G > 32:
+            sl, ql, nl = exchange(s, q, nw, G, red, it, zero, zero, zero)
+            dmean = lanes16_sum(sl) * rm  # the group's mean of x - x0
+            ml = sl * RWARP  # lane l's warp's mean, as that warp computed it
+            if not whole:
+                ml = sl * rcp_ftz(nl) if nl > zero else zero
+            dl = ml - dmean
+            mean = x0 + dmean
+            return mean, lanes16_sum(ql + nl * dl * dl), mean - pivot
+        return pivot, q, zero
 
     def make_write(staged: bool):
         wgroup, bgroup = wio.vector_group(staged), bio.vector_group(staged)
 
         @dev
-        def out_group(sm, xv, w, b, t, G, m, j, rstd, full, yrow):
-            """Group ``j`` of y = (x - mean) * rstd * w + b from ``xv`` (x - mean), stored;
+        def out_group(sm, xv, w, b, t, G, m, j, rstd, cst, full, yrow):
+            """Group ``j`` of y = (x - mean) * rstd * w + b from ``xv`` (x - pivot) as
+            (xv * rstd + cst) * w + b, cst = -(mean - pivot) * rstd (an FFMA where a multiply
+            by rstd was: -0 where the pivot is the mean, which adds nothing), stored;
             w and b staged at words ``w`` / ``b`` (the row loop) or read from global
             addresses ``w`` / ``b`` (a split row's chunk)."""
             wv = cuda.local.array(S, float32)
@@ -118,7 +148,7 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
             if has_b:
                 bgroup(sm, b, m, t, G, j, bv)
             for k in range(S):
-                y = xv[j * S + k] * rstd
+                y = xv[j * S + k] * rstd + cst
                 if has_w:
                     y *= wv[k]
                 if has_b:
@@ -127,21 +157,21 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
             store_group(yrow, m, t, G, j, full, xv, j * S)
 
         @dev
-        def write_row(sm, xv, w, b, t, G, m, rstd, full, yrow):
+        def write_row(sm, xv, w, b, t, G, m, rstd, cst, full, yrow):
             """Two loops over the slot groups, not one: LLVM unrolled loops of 4 groups (2 on
             Turing), so every index into ``xv`` became a constant and the array lived in
             registers; a loop of 8 it left rolled, and the whole array went to the stack
             (a 16-bit row of 64 elements a thread, perf-notes r13; on Turing one of 4)."""
             if full:
                 for j in range(H):
-                    out_group(sm, xv, w, b, t, G, m, j, rstd, True, yrow)
+                    out_group(sm, xv, w, b, t, G, m, j, rstd, cst, True, yrow)
                 for j in range(H, V):
-                    out_group(sm, xv, w, b, t, G, m, j, rstd, True, yrow)
+                    out_group(sm, xv, w, b, t, G, m, j, rstd, cst, True, yrow)
             else:
                 for j in range(H):
-                    out_group(sm, xv, w, b, t, G, m, j, rstd, False, yrow)
+                    out_group(sm, xv, w, b, t, G, m, j, rstd, cst, False, yrow)
                 for j in range(H, V):
-                    out_group(sm, xv, w, b, t, G, m, j, rstd, False, yrow)
+                    out_group(sm, xv, w, b, t, G, m, j, rstd, cst, False, yrow)
         return write_row
 
     write_staged, write_global = make_write(True), make_write(False)
@@ -166,15 +196,16 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
         rn, full = float32(1) / float32(n), thread_full(t, G, n)  # loop-invariant: hoisted
         n = opaque(n)  # the partial groups' masks: computed in their branch, per row
         xv = cuda.local.array(P, float32)
-        mean, m2 = moments(sm, xs, x0, t, G, n, rn, full, red, 0, xv)  # two reductions a row:
-        rstd = rsqrt_ftz(m2 * rn + eps)  # slots 0 and 1 suffice
-        write_staged(sm, xv, ws, ws + G * WNW, t, G, n, rstd, full, ya + row * sy * esz)
+        mean, m2, delta = moments(sm, xs, x0, t, G, n, rn, full, red, it, xv)
+        rstd = rsqrt_ftz(m2 * rn + eps)
+        write_staged(sm, xv, ws, ws + G * WNW, t, G, n, rstd, -(delta * rstd), full,
+                     ya + row * sy * esz)
 
     loop = make_loop(io, prologue, stage, work, MAX_BUFFERS)
 
     @cuda.jit
     def layer_norm_kernel(X, W, B, Y, n, rows, sx, sy, eps, phase, G, chunks, nbuf, WS):
-        red = cuda.shared.array((4, MAX_WARPS), float32)
+        red = cuda.shared.array((EXCHANGE_SLOTS, MAX_WARPS), float32)
         sm = staging_base(cuda.shared.array(0, uint32))
         xa, ya = int64(M.gmem_addr(X, 0)), int64(M.gmem_addr(Y, 0))
         wa, ba = int64(M.gmem_addr(W, 0)), int64(M.gmem_addr(B, 0))
@@ -191,8 +222,8 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
         issue(sm, 0, xrow + c0 * esz, m, t, G)
         wait()
         if phase == 1:
-            mean, m2 = moments(sm, 0, first(xrow), t, G, m, float32(1) / float32(m),
-                               thread_full(t, G, m), red, 0, xv)
+            mean, m2, _ = moments(sm, 0, first(xrow), t, G, m, float32(1) / float32(m),
+                                  thread_full(t, G, m), red, 0, xv)
             if t == 0:
                 WS[2 * (row * chunks + c)] = mean
                 WS[2 * (row * chunks + c) + 1] = m2
@@ -212,8 +243,8 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
         load_row(sm, 0, t, G, xv)
         for e in range(P):
             xv[e] -= mean
-        write_global(sm, xv, wa + c0 * wsz, ba + c0 * bsz, t, G, m, rstd, thread_full(t, G, m),
-                     ya + (row * sy + c0) * esz)
+        write_global(sm, xv, wa + c0 * wsz, ba + c0 * bsz, t, G, m, rstd, NEG_ZERO,
+                     thread_full(t, G, m), ya + (row * sy + c0) * esz)
 
     # .minnctapersm 1: without it ptxas squeezed some variants to 64 registers with spills
     # (layer_norm f32 on sm_90a 16 B, swiglu f32 on sm_80 12 B); how many blocks share
