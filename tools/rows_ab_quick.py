@@ -1,0 +1,64 @@
+"""% of copy of row ops in one process, for A/B runs between trees (perf-notes r16;
+measurement only): ``python tools/rows_ab_quick.py [--ops ...] [--dtypes bf16,f32] [--json F]``.
+
+Like ``rows.bench``'s large sizes (same timing: ``matmul.bench._time``, CUDA events behind a
+spin kernel after the clock settles; same bytes-moved formula and 1 GiB copy), without the
+torch and CuPy peers and with faster inputs: one random array per (dtype, shape) made on the
+device (float32 normals; bfloat16 as their upper 16 bits, i.e. truncated), and the rotating
+sets as device copies of it (distinct buffers, together past L2). The same values in every
+set do not change what a bandwidth-bound kernel takes."""
+import argparse
+import json
+
+import numpy as np
+
+
+def main():
+    import cupy
+
+    from nbkernels.rows import bench, host
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--ops", default="layer_norm,softmax,rms_norm")
+    ap.add_argument("--dtypes", default="bf16,f32")
+    ap.add_argument("--reps", type=int, default=30)
+    ap.add_argument("--json")
+    a = ap.parse_args()
+    def rand(shape, dtype):
+        x = cupy.random.standard_normal(shape, dtype=cupy.float32)
+        if dtype == np.float32:
+            return x
+        if dtype == np.float16:
+            return x.astype(cupy.float16)
+        return (x.view(cupy.uint32) >> 16).astype(cupy.uint16).view(dtype)  # bfloat16
+
+    bw = bench.copy_bandwidth()
+    l2 = cupy.cuda.Device().attributes["L2CacheSize"]
+    out = {"copy_GBps": bw * 1e-9, "rows": []}
+    print(f"copy {bw / 1e9:.0f} GB/s", flush=True)
+    for dt in a.dtypes.split(","):
+        dtype = bench.dtype_named(dt)
+        for rows, n in bench.LARGE:
+            x0, w = rand((rows, n), dtype), rand((n,), dtype)
+            count = bench.rotation_count(2 * x0.nbytes, l2, most=4)
+            xs = [x0] + [x0.copy() for _ in range(count - 1)]
+            for op in a.ops.split(","):
+                fn = bench._fns(op)[0]
+                sets = [(x,) if op == "softmax" else (x, w, w) for x in xs]
+                t, _ = bench.time_events(fn, sets, a.reps)
+                pc = bench.bytes_moved(op, rows, n, dtype.itemsize) / t / bw
+                plan = dict(host.LAST_PLAN)
+                out["rows"].append({"op": op, "dtype": dt, "shape": [rows, n], "us": t * 1e6,
+                                    "of_copy": pc, "plan": plan})
+                print(f"{op:11s} {dt:4s} {rows}x{n} {t * 1e6:7.1f} us {100 * pc:5.1f}% of copy "
+                      f"[{plan['blocks']}x{plan['threads']}, {plan['buffers']} buf, "
+                      f"{plan['regs']} regs]", flush=True)
+            del xs, x0
+            cupy.get_default_memory_pool().free_all_blocks()
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(out, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
