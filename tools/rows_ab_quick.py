@@ -1,5 +1,6 @@
 """% of copy of row ops in one process, for A/B runs between trees (perf-notes r16;
-measurement only): ``python tools/rows_ab_quick.py [--ops ...] [--dtypes bf16,f32] [--json F]``.
+measurement only): ``python tools/rows_ab_quick.py [--ops ...] [--dtypes bf16,f32] [--json F]``
+(ops: rms_norm, layer_norm, softmax, swiglu).
 
 Like ``rows.bench``'s large sizes (same timing: ``matmul.bench._time``, CUDA events behind a
 spin kernel after the clock settles; same bytes-moved formula and 1 GiB copy), without the
@@ -42,9 +43,12 @@ def main():
             x0, w = rand((rows, n), dtype), rand((n,), dtype)
             count = bench.rotation_count(2 * x0.nbytes, l2, most=4)
             xs = [x0] + [x0.copy() for _ in range(count - 1)]
+            ups = [x0.copy() for _ in xs] if "swiglu" in a.ops else []  # swiglu's second input
             for op in a.ops.split(","):
                 fn = bench._fns(op)[0]
-                sets = [(x,) if op == "softmax" else (x, w, w) for x in xs]
+                sets = ([(x,) for x in xs] if op == "softmax" else
+                        [(x, u, w) for x, u in zip(xs, ups)] if op == "swiglu" else
+                        [(x, w, w) for x in xs])
                 t, _ = bench.time_events(fn, sets, a.reps)
                 pc = bench.bytes_moved(op, rows, n, dtype.itemsize) / t / bw
                 plan = dict(host.LAST_PLAN)
@@ -53,7 +57,7 @@ def main():
                 print(f"{op:11s} {dt:4s} {rows}x{n} {t * 1e6:7.1f} us {100 * pc:5.1f}% of copy "
                       f"[{plan['blocks']}x{plan['threads']}, {plan['buffers']} buf, "
                       f"{plan['regs']} regs]", flush=True)
-            del xs, x0
+            del xs, ups, x0
             cupy.get_default_memory_pool().free_all_blocks()
     if a.json:
         with open(a.json, "w") as f:

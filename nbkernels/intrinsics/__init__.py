@@ -17,6 +17,7 @@ from .convert import (
 from .cp_async import (
     cp_async_ca,
     cp_async_cg,
+    cp_async_cg_pf256,
     cp_async_commit_group,
     cp_async_wait_all,
     cp_async_wait_group,

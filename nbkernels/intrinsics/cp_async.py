@@ -19,8 +19,9 @@ from .spec import Const, InstructionSpec, Operand
 SM80 = Arch(8, 0)
 
 
-def _copy_spec(cache, sizes):
-    name = f"cp_async_{cache}"
+def _copy_spec(cache, sizes, prefetch=0):
+    name = f"cp_async_{cache}" + (f"_pf{prefetch}" if prefetch else "")
+    hint = f".L2::{prefetch}B" if prefetch else ""
 
     def simulate(dst, src, cp_size, src_size):
         sim.cp_async_issue(int(dst), int(src), int(cp_size), int(src_size), name)
@@ -28,7 +29,7 @@ def _copy_spec(cache, sizes):
     return build(InstructionSpec(
         name=name,
         family="cp.async",
-        ptx=f"cp.async.{cache}.shared.global [$dst], [$src], $cp_size, $src_size;",
+        ptx=f"cp.async.{cache}.shared.global{hint} [$dst], [$src], $cp_size, $src_size;",
         inputs=(
             Operand("dst", types.uint32, doc="shared-space address, cp_size-aligned"),
             Operand("src", types.uint64, doc="global address (gmem_addr), cp_size-aligned"),
@@ -36,16 +37,19 @@ def _copy_spec(cache, sizes):
             Operand("src_size", types.uint32, doc="bytes read from src; the rest are zeroed"),
         ),
         min_arch=SM80,
-        min_ptx=(7, 0),
+        min_ptx=(7, 4) if prefetch else (7, 0),
         memory=True,
-        sass=("LDGSTS",),
+        sass=(f"LDGSTS.E.BYPASS.LTC{prefetch}B",) if prefetch else ("LDGSTS",),
         simulate=simulate,
-        doc=f"Asynchronous copy global -> shared, cache policy .{cache}, with zero-fill.",
+        doc=f"Asynchronous copy global -> shared, cache policy .{cache}, with zero-fill"
+            + (f"; asks L2 to fetch the whole {prefetch}-byte block around src "
+               "(a prefetch hint: the copy's result is the same)." if prefetch else "."),
     ))
 
 
 cp_async_ca = _copy_spec("ca", (4, 8, 16))
 cp_async_cg = _copy_spec("cg", (16,))
+cp_async_cg_pf256 = _copy_spec("cg", (16,), prefetch=256)
 
 cp_async_commit_group = build(InstructionSpec(
     name="cp_async_commit_group",

@@ -327,6 +327,7 @@ def _make_cp_async_probe(intr, size, use_wait_all):
 for _size in (4, 8, 16):
     _register(_make_cp_async_probe(cp_async.cp_async_ca, _size, _size == 8))
 _register(_make_cp_async_probe(cp_async.cp_async_cg, 16, True))
+_register(_make_cp_async_probe(cp_async.cp_async_cg_pf256, 16, False))
 
 
 # ---------------------------------------------------------------------------------------

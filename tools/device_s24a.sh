@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Session 24, run A (device tool, carry .whl and ab_old = the session's starting tree's
+# nbkernels): the rows staged with cp.async's L2::256B prefetch hint (perf-notes r17).
+# 1. Warms both trees on the timed shapes themselves (tools/rows_ab_quick.py with one rep, one
+#    process per tree and dtype: the plans at 8192^2 and 32768x4096 are other configurations
+#    than a small warm-up's, which is what made session 23's measurements take ~20 s each), and
+#    the sanitizer cases of this tree beside them (the kernels compile outside the sanitizer).
+# 2. tools/rows_ab_quick.py on the old and this tree alternated (ROUNDS, default 3).
+# 3. compute-sanitizer memcheck and racecheck on tools/sanitize_rows.py (this tree; every op
+#    or SANOP), unless SAN=0.
+. tools/device-preamble.sh
+ops=${OPS:-rms_norm,layer_norm,softmax,swiglu} dtypes=${DTYPES:-bf16,f32}
+QUICK="$PWD/tools/rows_ab_quick.py --ops $ops"
+pids=""
+for d in ${dtypes//,/ }; do
+    timeout 400 python3 $QUICK --dtypes $d --reps 1 > "$out/warm_new_$d.txt" 2>&1 &
+    pids="$pids $!"
+    (cd ab_old && PYTHONPATH=$PWD:$PYTHONPATH timeout 400 python3 $QUICK --dtypes $d --reps 1 \
+        > "$out/warm_old_$d.txt" 2>&1) &
+    pids="$pids $!"
+done
+if [ "${SAN:-1}" != 0 ]; then
+    timeout 400 python3 tools/sanitize_rows.py $SANOP > "$out/san_warm.txt" 2>&1 &
+    pids="$pids $!"
+fi
+wait $pids
+for f in "$out"/warm_*.txt "$out"/san_warm.txt; do
+    [ -f "$f" ] && echo "$(basename $f): $(grep -c '% of copy' $f) timed; $(tail -n 1 $f)"
+done
+echo "warm-up done at ${SECONDS}s"
+for round in $(seq 1 ${ROUNDS:-3}); do
+    echo "--- round $round: ab_old"
+    (cd ab_old && PYTHONPATH=$PWD:$PYTHONPATH timeout 120 python3 $QUICK --dtypes $dtypes \
+        --json "$out/quick_old$round.json" 2>&1 | grep -v Warning)
+    echo "--- round $round: this tree"
+    timeout 120 python3 $QUICK --dtypes $dtypes --json "$out/quick_new$round.json" 2>&1 \
+        | grep -v Warning
+done
+echo "benchmarks done at ${SECONDS}s"
+python3 - "$out" <<'PY'
+import glob, json, sys, statistics
+res = {}
+for f in sorted(glob.glob(sys.argv[1] + "/quick_*.json")):
+    tree = "old" if "quick_old" in f else "new"
+    for r in json.load(open(f))["rows"]:
+        res.setdefault((r["op"], r["dtype"], "x".join(map(str, r["shape"]))), {}).setdefault(tree, []).append(100 * r["of_copy"])
+for k, v in res.items():
+    o, n = v.get("old", []), v.get("new", [])
+    d = statistics.mean(n) - statistics.mean(o) if o and n else float("nan")
+    print(f"{' '.join(k):32s} old {' '.join(f'{x:5.1f}' for x in o):20s} new {' '.join(f'{x:5.1f}' for x in n):20s} {d:+5.2f}")
+PY
+if [ "${SAN:-1}" != 0 ]; then
+    for tool in memcheck racecheck; do
+        timeout ${SAN_S:-200} compute-sanitizer --tool $tool --report-api-errors no \
+            python3 tools/sanitize_rows.py $SANOP 2>&1 | tail -4
+        echo "$tool done at ${SECONDS}s"
+    done
+fi
