@@ -2,7 +2,7 @@
 # Session 24, run A (device tool, carry .whl and ab_old = the session's starting tree's
 # nbkernels): the rows staged with cp.async's L2::256B prefetch hint (perf-notes r17).
 # 1. Warms both trees on the timed shapes themselves (tools/rows_ab_quick.py with one rep, one
-#    process per tree and dtype: the plans at 8192^2 and 32768x4096 are other configurations
+#    process per tree, dtype and op: the plans at 8192^2 and 32768x4096 are other configurations
 #    than a small warm-up's, which is what made session 23's measurements take ~20 s each), and
 #    the sanitizer cases of this tree beside them (the kernels compile outside the sanitizer).
 # 2. tools/rows_ab_quick.py on the old and this tree alternated (ROUNDS, default 3).
@@ -12,12 +12,15 @@
 ops=${OPS:-rms_norm,layer_norm,softmax,swiglu} dtypes=${DTYPES:-bf16,f32}
 QUICK="$PWD/tools/rows_ab_quick.py --ops $ops"
 pids=""
+W="$PWD/tools/rows_ab_quick.py --reps 1"
 for d in ${dtypes//,/ }; do
-    timeout 400 python3 $QUICK --dtypes $d --reps 1 > "$out/warm_new_$d.txt" 2>&1 &
-    pids="$pids $!"
-    (cd ab_old && PYTHONPATH=$PWD:$PYTHONPATH timeout 400 python3 $QUICK --dtypes $d --reps 1 \
-        > "$out/warm_old_$d.txt" 2>&1) &
-    pids="$pids $!"
+    for op in ${ops//,/ }; do  # one process per tree, dtype and op: 16 compiling at once
+        timeout 400 python3 $W --ops $op --dtypes $d > "$out/warm_new_${op}_$d.txt" 2>&1 &
+        pids="$pids $!"
+        (cd ab_old && PYTHONPATH=$PWD:$PYTHONPATH timeout 400 python3 $W --ops $op --dtypes $d \
+            > "$out/warm_old_${op}_$d.txt" 2>&1) &
+        pids="$pids $!"
+    done
 done
 if [ "${SAN:-1}" != 0 ]; then
     timeout 400 python3 tools/sanitize_rows.py $SANOP > "$out/san_warm.txt" 2>&1 &
