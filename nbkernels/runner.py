@@ -148,9 +148,17 @@ def launch_jit(kernel, sig, grid, block, smem, stream, args, key_parts, arch):
     return fn, tuple(grid), block, smem, packed
 
 
+def persisted(key_parts) -> bool:
+    """Whether the build named by ``key_parts`` goes to the disk cache: every one but those
+    whose last part names a user epilogue (the user's code, which the cache key's hash of
+    nbkernels' sources does not cover: those stay in memory). The key parts of a persisted
+    build must name every argument its kernel was built from."""
+    return key_parts[-1] is None
+
+
 def _function(kernel, sig, arch, key_parts, smem):
     """(cache key, loaded function) of a kernel: built or read from disk once per process."""
-    persist = key_parts[-1] is None  # kernels with a user epilogue are cached in memory only
+    persist = persisted(key_parts)
     mem_key = (id(kernel), sig, str(arch))
     entry = _built.get(mem_key)
     if entry is None:

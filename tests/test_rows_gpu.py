@@ -225,6 +225,41 @@ def test_resident_estimate_matches_the_driver():
     assert not wrong, "\n".join(wrong[:20])
 
 
+_CACHED = """
+import sys
+import numpy as np
+sys.path.insert(0, sys.argv[1])
+from row_cases import run_case
+fails = []
+for op in ("rms_norm", "swiglu"):  # through run_phases and through loop_launch directly
+    fails += run_case((op, "float32", (5, 1000), "contig", None, None), np.random.default_rng(), "cupy")
+print("\\n".join(fails) or "ok")
+"""
+
+
+def test_row_kernels_come_from_the_disk_cache_in_a_new_process(tmp_path):
+    """A row kernel built by one process is read from the disk cache by the next, which
+    rebuilds nothing and still gets right results (before, no row kernel was written to the
+    cache: every process compiled its own, 10-50 s each; perf-notes r17)."""
+    import os
+    import subprocess
+    import sys
+
+    pytest.importorskip("cupy")
+    env = dict(os.environ, NBKERNELS_CACHE_DIR=str(tmp_path))
+    here = os.path.dirname(os.path.abspath(__file__))
+
+    def run():
+        p = subprocess.run([sys.executable, "-c", _CACHED, here], env=env, capture_output=True,
+                           text=True, timeout=600)
+        assert p.returncode == 0 and p.stdout.strip().endswith("ok"), p.stdout + p.stderr
+        return {f.name: f.stat().st_mtime_ns for f in tmp_path.iterdir()}
+
+    first = run()
+    assert len([n for n in first if n.endswith(".cubin")]) >= 2, sorted(first)
+    assert run() == first  # nothing written again: both kernels were read back
+
+
 @pytest.mark.parametrize("what", ["padded copy", "split rows"])
 def test_stream_argument_orders_the_calls_copies_and_temporaries(what):
     """As the GEMM's: ``stream=`` held back ~20 ms, allocations on the current stream right

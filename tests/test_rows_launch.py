@@ -11,7 +11,7 @@ import types as pytypes
 
 import pytest
 
-from nbkernels import launch
+from nbkernels import launch, runner
 from nbkernels.errors import NbkernelsError
 from nbkernels.rows import config as cfgmod
 from nbkernels.rows import host
@@ -192,6 +192,23 @@ def test_launch_error_names_kernel_grid_block_and_smem(monkeypatch):
     with pytest.raises(NbkernelsError, match=r"rms_norm_kernel: launch of grid 2 x block 128 "
                                              r"with 232448 B dynamic"):
         call.launch(kern, (), 2, 128, [], (), ("k",), 232448)
+
+
+def test_row_launches_are_cached_on_disk(monkeypatch):
+    """Every row launch hands the launcher key parts it persists (runner.persisted): before,
+    none of them did, and every process compiled its row kernels again (perf-notes r17)."""
+    seen = []
+    monkeypatch.setattr(host, "device_limits", lambda: H200)
+    monkeypatch.setattr(host.runner, "launch_jit", lambda *a: seen.append(a[7]))
+    call = host.Call("rms_norm")
+    call.first = pytypes.SimpleNamespace(device=0)
+    monkeypatch.setattr(call, "handle", lambda: 0)
+    monkeypatch.setattr(call, "arch", lambda: "sm_90")
+    kern = rms_norm_kernel.build("f32", "f32", True, False)
+    parts = ("rms_norm", "f32", "f32", True, False)
+    call.launch(kern, (), 2, 128, [], (), parts, 0)
+    assert seen == [parts + (None,)] and runner.persisted(seen[0])
+    assert not runner.persisted(("gemm", "f16", "an epilogue's key"))
 
 
 @pytest.mark.parametrize("kernel, cfg, want", [

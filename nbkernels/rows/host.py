@@ -347,8 +347,11 @@ class Call:
         name = getattr(kernel, "py_func", kernel).__name__
         cfgmod.check_launch(name, grid, block, smem, static, bound, device_limits()[1])
         try:
+            # the key parts name every argument of the kernel's build; the closing None (no
+            # user epilogue) keeps the cubin on disk (runner.persisted): without it every
+            # process compiled its row kernels again, 10-50 s each (perf-notes r17)
             rec = runner.launch_jit(kernel, sig, (grid, 1, 1), block, smem, self.handle(), args,
-                                    key_parts, self.arch())
+                                    (*key_parts, None), self.arch())
         except NbkernelsError as e:
             if "cuLaunchKernel" not in str(e):
                 raise
