@@ -8,6 +8,7 @@
 # 2. tools/rows_ab_quick.py on the old and this tree alternated (ROUNDS, default 3).
 # 3. compute-sanitizer memcheck and racecheck on tools/sanitize_rows.py (this tree; every op
 #    or SANOP), unless SAN=0.
+# 4. With TESTK, the row GPU tests it selects (pytest -k).
 . tools/device-preamble.sh
 ops=${OPS:-rms_norm,layer_norm,softmax,swiglu} dtypes=${DTYPES:-bf16,f32}
 QUICK="$PWD/tools/rows_ab_quick.py --ops $ops"
@@ -58,4 +59,8 @@ if [ "${SAN:-1}" != 0 ]; then
             python3 tools/sanitize_rows.py $SANOP 2>&1 | tail -4
         echo "$tool done at ${SECONDS}s"
     done
+fi
+if [ -n "${TESTK:-}" ]; then
+    timeout ${TEST_S:-200} python3 -m pytest -q -p no:cacheprovider tests/test_rows_gpu.py -k "$TESTK" 2>&1 | tail -n 3
+    echo "tests done at ${SECONDS}s"
 fi

@@ -10,6 +10,7 @@ sets as device copies of it (distinct buffers, together past L2). The same value
 set do not change what a bandwidth-bound kernel takes."""
 import argparse
 import json
+import time
 
 import numpy as np
 
@@ -33,6 +34,7 @@ def main():
             return x.astype(cupy.float16)
         return (x.view(cupy.uint32) >> 16).astype(cupy.uint16).view(dtype)  # bfloat16
 
+    t0 = time.perf_counter()
     bw = bench.copy_bandwidth()
     l2 = cupy.cuda.Device().attributes["L2CacheSize"]
     out = {"copy_GBps": bw * 1e-9, "rows": []}
@@ -56,7 +58,7 @@ def main():
                                     "of_copy": pc, "plan": plan})
                 print(f"{op:11s} {dt:4s} {rows}x{n} {t * 1e6:7.1f} us {100 * pc:5.1f}% of copy "
                       f"[{plan['blocks']}x{plan['threads']}, {plan['buffers']} buf, "
-                      f"{plan['regs']} regs]", flush=True)
+                      f"{plan['regs']} regs] at {time.perf_counter() - t0:.0f} s", flush=True)
             del xs, ups, x0
             cupy.get_default_memory_pool().free_all_blocks()
     if a.json:
