@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Session 24, run A (device tool, carry .whl and ab_old = the session's starting tree's
-# nbkernels): the rows staged with cp.async's L2::256B prefetch hint (perf-notes r17).
-# 1. Warms both trees on the timed shapes themselves (tools/rows_ab_quick.py with one rep, one
-#    process per tree, dtype and op: the plans at 8192^2 and 32768x4096 are other configurations
-#    than a small warm-up's, which is what made session 23's measurements take ~20 s each), and
-#    the sanitizer cases of this tree beside them (the kernels compile outside the sanitizer).
+# Session 24, run A (device tool, carry .whl and ab_old = the nbkernels of 7448b0f, the
+# session's start, with 9d27aff's disk-cache fix for row kernels): the rows staged with
+# cp.async's L2::256B prefetch hint (perf-notes r17).
+# 1. Warms both trees on the timed shapes (tools/rows_ab_quick.py with one rep, one process
+#    per tree, dtype and op, compiling in parallel into the disk cache; before 9d27aff no row
+#    kernel reached it, so every measuring process compiled its own, which is what made session
+#    23's measurements take ~20 s each), and the sanitizer cases of this tree beside them.
 # 2. tools/rows_ab_quick.py on the old and this tree alternated (ROUNDS, default 3).
 # 3. compute-sanitizer memcheck and racecheck on tools/sanitize_rows.py (this tree; every op
 #    or SANOP), unless SAN=0.
