@@ -35,9 +35,6 @@ PER_THREAD_CHOICES = (32, 64)
 MAX_THREADS = 512
 MAX_WARPS = MAX_THREADS // 32
 ELEMENT_BYTES = {"f16": 2, "bf16": 2, "f32": 4}
-#: stage rows with ``cp.async ... .L2::256B``: each copy asks L2 to fetch the 256-byte block
-#: around it from DRAM at once (perf-notes r17)
-L2_PREFETCH = True
 
 
 def dev(fn):
@@ -272,8 +269,6 @@ def make_io(kind: str, sm80: bool, row_kind: str | None = None,
         return (int32(V - 1) * int32(G) + int32(t) + int32(1)) * int32(S) <= int32(m)
 
     if sm80:
-        cp16 = A.cp_async_cg_pf256 if L2_PREFETCH else A.cp_async_cg
-
         @dev
         def issue(sh, base, addr, m, t, G):
             if thread_full(t, G, m):  # 16-byte copies, no byte counts (a constant source
@@ -281,7 +276,7 @@ def make_io(kind: str, sm80: bool, row_kind: str | None = None,
                 for j in range(V):
                     a, g = gaddr(sh, base, t, G, j), group_at(addr, t, G, j)
                     for q in range(GW // 4):
-                        cp16(a + uint32(q * 16), g + uint64(q * 16), 16, uint32(16))
+                        A.cp_async_cg(a + uint32(q * 16), g + uint64(q * 16), 16, uint32(16))
                 return
             # byte counts and offsets per row (hoisted, 8 of them spilled float32 kernels; with
             # the full path beside this one, 20-30 registers of offsets stayed live)
@@ -290,8 +285,8 @@ def make_io(kind: str, sm80: bool, row_kind: str | None = None,
                 for q in range(GW // 4):
                     e = (j * G + t) * S + q * E
                     nbytes = min(max(m - e, 0), E) * esz  # past the end: zero-filled, not read
-                    cp16(sword(sh, base + (j * G + t) * GW + q * 4),
-                         uint64(addr + e * esz), 16, uint32(nbytes))
+                    A.cp_async_cg(sword(sh, base + (j * G + t) * GW + q * 4),
+                                  uint64(addr + e * esz), 16, uint32(nbytes))
     else:  # sm_75 has no cp.async: through registers (zero past the end, as cp.async fills)
         @dev
         def issue(sh, base, addr, m, t, G):
