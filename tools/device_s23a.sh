@@ -39,15 +39,4 @@ for round in $(seq 1 ${ROUNDS:-3}); do
     timeout 150 $BENCH --json "$out/quick_new$round.json" 2>&1 | grep -v Warning
 done
 echo "benchmarks done at ${SECONDS}s"
-python3 - "$out" <<'PY'
-import glob, json, sys, statistics
-res = {}
-for f in sorted(glob.glob(sys.argv[1] + "/quick_*.json")):
-    tree = "old" if "quick_old" in f else "new"
-    for r in json.load(open(f))["rows"]:
-        res.setdefault((r["op"], r["dtype"], "x".join(map(str, r["shape"]))), {}).setdefault(tree, []).append(100 * r["of_copy"])
-for k, v in res.items():
-    o, n = v.get("old", []), v.get("new", [])
-    d = statistics.mean(n) - statistics.mean(o) if o and n else float("nan")
-    print(f"{' '.join(k):32s} old {' '.join(f'{x:5.1f}' for x in o):20s} new {' '.join(f'{x:5.1f}' for x in n):20s} {d:+5.2f}")
-PY
+python3 tools/rows_ab_summary.py "$out"
