@@ -1,0 +1,101 @@
+"""Every looping layout of the row reductions on today's kernels (perf-notes r18; measurement
+only): ``python tools/rows_layout_sweep.py [--ops ...] [--dtypes bf16,f32] [--json F]``.
+
+For each op, dtype and issue size (``rows.bench.LARGE``) it times the automatic plan, a block
+per row (``NBKERNELS_ROWS_LOOP=0``), and the block layout of the automatic plan's threads
+with ``buffers`` 1, 2, 4 and ``blocks`` = k x SMs for k = 1 .. 6, each as % of the copy
+measured in the same process. Inputs as ``tools/rows_ab_quick.py`` (made on the device,
+rotated past L2); timing as ``rows.bench`` (CUDA events behind a spin kernel, median).
+Prints one line per case with the best layout last."""
+import argparse
+import json
+import os
+import time
+from dataclasses import replace
+
+import numpy as np
+
+
+def main():
+    import cupy
+
+    import nbkernels
+    from nbkernels.rows import bench, config as cfgmod, host
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--ops", default="rms_norm,layer_norm,softmax")
+    ap.add_argument("--dtypes", default="bf16,f32")
+    ap.add_argument("--reps", type=int, default=20)
+    ap.add_argument("--per-sm", default="1,2,3,4,5,6")
+    ap.add_argument("--json")
+    a = ap.parse_args()
+    sms = cupy.cuda.Device().attributes["MultiProcessorCount"]
+    l2 = cupy.cuda.Device().attributes["L2CacheSize"]
+    bw = bench.copy_bandwidth()
+    print(f"copy {bw / 1e9:.0f} GB/s, {sms} SMs", flush=True)
+    out = {"copy_GBps": bw * 1e-9, "sms": sms, "cases": []}
+    t0 = time.perf_counter()
+
+    def rand(shape, dtype):
+        x = cupy.random.standard_normal(shape, dtype=cupy.float32)
+        if dtype == np.float32:
+            return x
+        if dtype == np.float16:
+            return x.astype(cupy.float16)
+        return (x.view(cupy.uint32) >> 16).astype(cupy.uint16).view(dtype)
+
+    for dt in a.dtypes.split(","):
+        dtype = bench.dtype_named(dt)
+        for rows, n in bench.LARGE:
+            x0, w = rand((rows, n), dtype), rand((n,), dtype)
+            count = bench.rotation_count(2 * x0.nbytes, l2, most=4)
+            sets = [(x0,)] + [(x0.copy(),) for _ in range(count - 1)]
+            for op in a.ops.split(","):
+                def fn(x, cfg=None, op=op):
+                    if op == "softmax":
+                        return nbkernels.softmax(x, config=cfg)
+                    if op == "layer_norm":
+                        return nbkernels.layer_norm(x, w, w, config=cfg)
+                    return nbkernels.rms_norm(x, w, config=cfg)
+
+                per = bench.bytes_moved(op, rows, n, dtype.itemsize)
+
+                def timed(label, cfg=None):
+                    t, _ = bench.time_events(lambda x: fn(x, cfg), sets, a.reps)
+                    return {"layout": label, "us": t * 1e6, "of_copy": per / t / bw,
+                            "plan": dict(host.LAST_PLAN)}
+
+                res = [timed("auto")]
+                auto = res[0]["plan"]
+                os.environ["NBKERNELS_ROWS_LOOP"] = "0"
+                try:
+                    res.append(timed("per-row"))
+                finally:
+                    os.environ.pop("NBKERNELS_ROWS_LOOP", None)
+                base = cfgmod.RowConfig("block", auto["threads"])
+                for b in (1, 2, 4):
+                    for k in map(int, a.per_sm.split(",")):
+                        r = timed(f"{b}buf x{k}", replace(base, blocks=k * sms, buffers=b))
+                        p = r["plan"]
+                        fit = cfgmod.resident_blocks(p["threads"], p["regs"] or 64,
+                                                     p["smem"] + cfgmod.STATIC_SMEM)
+                        r["resident_per_sm"] = fit
+                        if k <= fit:  # past residency blocks queue: not a layout
+                            res.append(r)
+                best = max(res, key=lambda r: r["of_copy"])
+                line = "  ".join(f"{r['layout']} {100 * r['of_copy']:.1f}" for r in res)
+                print(f"{op:10s} {dt:4s} {rows}x{n}: {line}", flush=True)
+                print(f"    auto [{auto['blocks']}x{auto['threads']}, {auto['buffers']} buf, "
+                      f"{auto['regs']} regs] {100 * res[0]['of_copy']:.1f}% -> best "
+                      f"{best['layout']} {100 * best['of_copy']:.1f}% "
+                      f"({time.perf_counter() - t0:.0f} s)", flush=True)
+                out["cases"].append({"op": op, "dtype": dt, "shape": [rows, n], "results": res})
+            sets = x0 = None
+            cupy.get_default_memory_pool().free_all_blocks()
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(out, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
