@@ -21,12 +21,17 @@ def main():
 
     import nbkernels
     from nbkernels.rows import bench, config as cfgmod, host
+    from nbkernels.rows.bench import LARGE
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--ops", default="rms_norm,layer_norm,softmax")
     ap.add_argument("--dtypes", default="bf16,f32")
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--per-sm", default="1,2,3,4,5,6")
+    ap.add_argument("--shapes", default=",".join(f"{r}x{n}" for r, n in LARGE),
+                    help="ROWSxN,... (default: the issue's sizes)")
+    ap.add_argument("--loops", default="yes", choices=("yes", "no"),
+                    help="no: time only the automatic plan and a block per row")
     ap.add_argument("--json")
     a = ap.parse_args()
     sms = cupy.cuda.Device().attributes["MultiProcessorCount"]
@@ -46,7 +51,7 @@ def main():
 
     for dt in a.dtypes.split(","):
         dtype = bench.dtype_named(dt)
-        for rows, n in bench.LARGE:
+        for rows, n in (tuple(map(int, s.split("x"))) for s in a.shapes.split(",")):
             x0, w = rand((rows, n), dtype), rand((n,), dtype)
             count = bench.rotation_count(2 * x0.nbytes, l2, most=4)
             sets = [(x0,)] + [(x0.copy(),) for _ in range(count - 1)]
@@ -72,8 +77,8 @@ def main():
                     res.append(timed("per-row"))
                 finally:
                     os.environ.pop("NBKERNELS_ROWS_LOOP", None)
-                base = cfgmod.RowConfig("block", auto["threads"])
-                for b in (1, 2, 4):
+                base = cfgmod.RowConfig("block", min(auto["threads"], cfgmod.MAX_THREADS))
+                for b in (1, 2, 4) if a.loops == "yes" else ():
                     for k in map(int, a.per_sm.split(",")):
                         r = timed(f"{b}buf x{k}", replace(base, blocks=k * sms, buffers=b))
                         p = r["plan"]
