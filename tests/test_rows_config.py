@@ -2,11 +2,14 @@
 of config.resident_blocks (numbers worked by hand from the CUDA occupancy calculator's rules
 for sm_90) and plan_loop's choices. No GPU and no simulator needed; test_rows_gpu.py checks
 resident_blocks against the driver's own occupancy query."""
+from dataclasses import replace
+
 import pytest
 
 from nbkernels.errors import NbkernelsError
-from nbkernels.rows.config import (RowConfig, SmLimits, choose, plan_loop, resident_blocks,
-                                    with_chunks)
+from nbkernels.rows.config import (RowConfig, SmLimits, choose, layout_mode, plan_loop,
+                                    resident_blocks, with_chunks)
+from nbkernels.rows.host import dram_gbps_per_sm
 
 H200 = SmLimits()  # sm_90: 2048 threads, 32 blocks, 64 K registers, 228 KB per SM
 A100 = SmLimits(smem=167936)  # sm_80: 164 KB per SM
@@ -174,3 +177,30 @@ def test_the_row_plan_under_a_target_uses_its_block_limit():
             assert device_limits() == (sms, min(own, 163 * 1024))
         assert device_limits() == (sms, min(own, 99 * 1024))
     assert device_limits() == (sms, own)
+
+
+# peak DRAM bandwidth per SM as host.dram_gbps_per_sm computes it from the device attributes
+H100_SXM = replace(H200, dram_gbps_per_sm=2 * 2619e6 * 5120 / 8 / 132 / 1e9)  # 25.4
+H200_BW = replace(H200, dram_gbps_per_sm=2 * 3201e6 * 6144 / 8 / 132 / 1e9)  # 37.2
+
+
+@pytest.mark.parametrize("cfg, lim, want, why", [
+    (RowConfig("block", 64), H100_SXM, "0", "rows of 2048 on the H100: a block per row"),
+    (RowConfig("block", 256), H100_SXM, "0", "rows of 8192"),
+    (RowConfig("block", 512), H100_SXM, None, "512 threads: the loops were faster (r18)"),
+    (RowConfig("warp", 32, 4), H100_SXM, None, "warp rows: mixed, the kernel's default"),
+    (RowConfig("split", 256, 1, 4), H100_SXM, None, "split rows do not loop"),
+    (RowConfig("block", 256), H200_BW, None, "the H200's DRAM outruns one row a block"),
+    (RowConfig("block", 256), H200, None, "bandwidth unknown: the kernel's default"),
+])
+def test_layout_mode_by_bandwidth_per_sm(cfg, lim, want, why):
+    assert layout_mode(cfg, lim) == want, why
+
+
+def test_dram_bandwidth_per_sm_from_device_attributes():
+    class Dev:  # what numba's Device answers on an H100 SXM
+        MEMORY_CLOCK_RATE, GLOBAL_MEMORY_BUS_WIDTH, MULTIPROCESSOR_COUNT = 2619000, 5120, 132
+
+    assert dram_gbps_per_sm(Dev()) == pytest.approx(25.4, abs=0.05)
+    Dev.MEMORY_CLOCK_RATE = 0  # a driver that does not report it
+    assert dram_gbps_per_sm(Dev()) == 0.0

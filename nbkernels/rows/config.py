@@ -155,6 +155,9 @@ class SmLimits:
     smem_granule: int = 128
     reg_granule: int = 256  # registers are allocated per warp in units of this
     partitions: int = 4  # an SM's registers are split among its warp schedulers
+    #: the GPU's peak DRAM bandwidth divided by its SMs, GB/s (0: unknown); picks the layout
+    #: of short blocks (:func:`layout_mode`)
+    dram_gbps_per_sm: float = 0.0
 
 
 def resident_blocks(threads: int, regs: int, smem: int, lim: SmLimits = SmLimits()) -> int:
@@ -169,6 +172,29 @@ def resident_blocks(threads: int, regs: int, smem: int, lim: SmLimits = SmLimits
     per_block = -(-(smem + lim.reserved_smem) // lim.smem_granule) * lim.smem_granule
     by_smem = lim.smem // per_block
     return max(0, min(lim.blocks, lim.threads // (warps * 32), by_regs, by_smem))
+
+
+#: A block per row (no loop) for block layouts of at most this many threads on GPUs whose peak
+#: DRAM bandwidth per SM is at most PER_ROW_MAX_GBPS_PER_SM. Measured (perf-notes r18), % of
+#: copy, a block per row against the best loop: on the H100 SXM (3.35 TB/s / 132 SMs = 25 GB/s
+#: an SM) +5 to +9 points for rms_norm, layer_norm and softmax at rows of 2048-8192 in bf16 and
+#: f32 (blocks of 64-256 threads), but 9-17 points below at 512 threads (16-bit rows of 16384);
+#: on the H200 (4.9 TB/s / 132 = 37 GB/s an SM) below the loops in 8 of the 9 16-bit cases
+#: (down to -8), above them for f32 softmax. The blocks of one row each keep a row in flight;
+#: where DRAM feeds an SM faster, the loops' deeper rings keep more bytes in flight. The bound
+#: lies between the two GPUs measured; GPUs under it (A100: 19 GB/s an SM) are unmeasured.
+PER_ROW_MAX_THREADS = 256
+PER_ROW_MAX_GBPS_PER_SM = 30.0
+
+
+def layout_mode(cfg: RowConfig, lim: SmLimits) -> str | None:
+    """"0" (a block per row) where :data:`PER_ROW_MAX_THREADS` and
+    :data:`PER_ROW_MAX_GBPS_PER_SM` say it beats the loops on this GPU; None: the kernel's own
+    default (``nbk_loop_by_threads``, ``nbk_loop_default``)."""
+    if (cfg.variant == "block" and cfg.threads <= PER_ROW_MAX_THREADS
+            and 0 < lim.dram_gbps_per_sm <= PER_ROW_MAX_GBPS_PER_SM):
+        return "0"
+    return None
 
 
 def plan_loop(cfg: RowConfig, items: int, sms: int, lim: SmLimits, regs: int, static_smem: int,

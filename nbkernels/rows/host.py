@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 from numba import cuda, types
+from numba.cuda.cudadrv.driver import CudaAPIError
 
 from .. import arrays, launch, repeat, runner
 from ..arch import Arch, device_arch, limits as arch_limits
@@ -377,9 +378,11 @@ class Call:
         known after its first launch: that call is not recorded for replay, so the next one
         is planned with them."""
         block = cfg.threads * cfg.rows_per_block
-        # measured per kernel (perf-notes r5) and, for block layouts, per block size (r11)
+        # by the GPU's DRAM bandwidth per SM for short blocks (perf-notes r18), else measured
+        # per kernel (r5) and, for block layouts, per block size (r11)
         by_threads = getattr(kernel, "nbk_loop_by_threads", None) or {}
         mode = os.environ.get("NBKERNELS_ROWS_LOOP") or \
+            (None if self.sim else cfgmod.layout_mode(cfg, sm_limits())) or \
             (by_threads.get(cfg.threads) if cfg.variant == "block" else None) or \
             getattr(kernel, "nbk_loop_default", None)
         if mode not in (None, "0", "1", "2", "4"):
@@ -648,9 +651,21 @@ def sm_limits() -> cfgmod.SmLimits:
             registers=int(dev.MAX_REGISTERS_PER_MULTIPROCESSOR),
             smem=int(dev.MAX_SHARED_MEMORY_PER_MULTIPROCESSOR),
             reserved_smem=int(dev.RESERVED_SHARED_MEMORY_PER_BLOCK),
-            smem_granule=128 if dev.compute_capability[0] >= 8 else 256)
+            smem_granule=128 if dev.compute_capability[0] >= 8 else 256,
+            dram_gbps_per_sm=dram_gbps_per_sm(dev))
     target = _TARGET.arch
     return lim if target is None else capped(lim, target)
+
+
+def dram_gbps_per_sm(dev) -> float:
+    """Peak DRAM bandwidth per SM in GB/s from the device's memory clock and bus width (two
+    transfers a clock); 0 where the driver reports neither."""
+    try:
+        khz, bits = int(dev.MEMORY_CLOCK_RATE), int(dev.GLOBAL_MEMORY_BUS_WIDTH)
+    except (AttributeError, CudaAPIError):  # an attribute this driver does not know
+        return 0.0
+    sms = int(dev.MULTIPROCESSOR_COUNT)
+    return 2 * khz * 1e3 * bits / 8 / sms / 1e9 if khz > 0 and bits > 0 and sms else 0.0
 
 
 def capped(lim: cfgmod.SmLimits, target) -> cfgmod.SmLimits:
