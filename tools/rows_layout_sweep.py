@@ -32,6 +32,8 @@ def main():
                     help="ROWSxN,... (default: the issue's sizes)")
     ap.add_argument("--loops", default="yes", choices=("yes", "no"),
                     help="no: time only the automatic plan and a block per row")
+    ap.add_argument("--rows-per-block", default="no", choices=("yes", "no"),
+                    help="yes: also blocks of 2 and 4 rows each, in row order")
     ap.add_argument("--json")
     a = ap.parse_args()
     sms = cupy.cuda.Device().attributes["MultiProcessorCount"]
@@ -78,6 +80,12 @@ def main():
                 finally:
                     os.environ.pop("NBKERNELS_ROWS_LOOP", None)
                 base = cfgmod.RowConfig("block", min(auto["threads"], cfgmod.MAX_THREADS))
+                # k rows a block, blocks in row order as in a block per row, the next rows'
+                # copies in flight behind the first (perf-notes r18, the H200)
+                for k, b in ((2, 2), (4, 2), (4, 4)) if a.rows_per_block == "yes" else ():
+                    if auto["threads"] <= cfgmod.MAX_THREADS and rows >= k * sms:
+                        res.append(timed(f"rows/{k} {b}buf",
+                                         replace(base, blocks=-(-rows // k), buffers=b)))
                 for b in (1, 2, 4) if a.loops == "yes" else ():
                     for k in map(int, a.per_sm.split(",")):
                         r = timed(f"{b}buf x{k}", replace(base, blocks=k * sms, buffers=b))
