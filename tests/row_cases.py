@@ -21,6 +21,9 @@ VARIANTS = {None: None, "warp": RowConfig("warp", 32, 4), "block": RowConfig("bl
             "loop1": RowConfig("block", 64, blocks=3, buffers=1),
             "loop2": RowConfig("block", 64, blocks=2, buffers=2),
             "loop4": RowConfig("block", 64, blocks=2, buffers=4),
+            # blocks of two rows in row order (the H200's layout, perf-notes r18): 7 rows on
+            # 4 blocks of (0, 4), (1, 5), (2, 6), (3)
+            "pairs": RowConfig("block", 64, blocks=4, buffers=2),
             "warploop4": RowConfig("warp", 32, 2, blocks=1, buffers=4),
             "oneblock": RowConfig("block", 64, blocks=1, buffers=2),
             "warploop": RowConfig("warp", 32, 2, blocks=2, buffers=2),

@@ -34,8 +34,9 @@ def test_resident_blocks(threads, regs, smem, lim, want, why):
 
 
 def plan(cfg, items=8192, regs=62, static=128, row_bytes=64, vec_bytes=64, lim=H200,
-         max_smem=MAX_SMEM, mode=None):
-    return plan_loop(cfg, items, 132, lim, regs, static, row_bytes, vec_bytes, max_smem, mode)
+         max_smem=MAX_SMEM, mode=None, fallback=None):
+    return plan_loop(cfg, items, 132, lim, regs, static, row_bytes, vec_bytes, max_smem, mode,
+                     4, fallback)
 
 
 def test_plan_fills_every_sm_with_double_buffered_blocks():
@@ -190,11 +191,50 @@ H200_BW = replace(H200, dram_gbps_per_sm=2 * 3201e6 * 6144 / 8 / 132 / 1e9)  # 3
     (RowConfig("block", 512), H100_SXM, None, "512 threads: the loops were faster (r18)"),
     (RowConfig("warp", 32, 4), H100_SXM, None, "warp rows: mixed, the kernel's default"),
     (RowConfig("split", 256, 1, 4), H100_SXM, None, "split rows do not loop"),
-    (RowConfig("block", 256), H200_BW, None, "the H200's DRAM outruns one row a block"),
+    (RowConfig("block", 256), H200_BW, "pairs", "the H200: two rows a block, in row order"),
+    (RowConfig("block", 512), H200_BW, None, "512 threads: the kernel's default"),
     (RowConfig("block", 256), H200, None, "bandwidth unknown: the kernel's default"),
 ])
 def test_layout_mode_by_bandwidth_per_sm(cfg, lim, want, why):
     assert layout_mode(cfg, lim) == want, why
+
+
+def test_layout_mode_keeps_a_kernels_own_block_per_row_on_the_h200():
+    # float32 rms_norm at rows of 4096 is a block per row by its own measurement (r18: 97.7%
+    # against 95.0 for pairs); a looping default ("1", None) becomes pairs
+    assert layout_mode(RowConfig("block", 128), H200_BW, "0") is None
+    assert layout_mode(RowConfig("block", 256), H200_BW, "1") == "pairs"
+
+
+def test_pairs_take_two_rows_a_block_with_two_buffers():
+    # rms_norm bf16 at 8192 x 8192: 256 threads, 80 registers (3 blocks an SM either way)
+    cfg = RowConfig("block", 256)
+    assert plan(cfg, regs=80, mode="pairs") == (4096, 2, 256 * (2 * 64 + 64))
+    assert plan(cfg, items=8191, regs=80, mode="pairs")[0] == 4096  # the last block: one row
+
+
+def test_pairs_give_a_block_a_row_where_the_pairs_would_not_fill_the_gpu():
+    # 3 blocks an SM x 132 SMs = 396 slots: 700 rows in pairs (350 blocks) would leave SMs idle
+    assert plan(RowConfig("block", 256), items=700, regs=80, mode="pairs") == \
+        (700, 1, 256 * (64 + 64))
+
+
+def test_pairs_fall_back_where_the_second_buffer_costs_resident_blocks():
+    # layer_norm f32 at 8192: 256 threads, 123 registers (2 blocks an SM by registers), 128 B of
+    # row and 256 B of weight and bias a thread: two buffers (128 KB) fit one block an SM, one
+    # buffer (96 KB) two. r18 measured pairs there 16 points below the loop (H200).
+    cfg = RowConfig("block", 256)
+    got = plan(cfg, regs=123, row_bytes=128, vec_bytes=256, mode="pairs", fallback=None)
+    assert got == plan(cfg, regs=123, row_bytes=128, vec_bytes=256)
+    assert got[1] == 1
+    assert plan(cfg, regs=123, row_bytes=128, vec_bytes=256, mode="pairs", fallback="0") == \
+        (8192, 1, 256 * (128 + 256))
+
+
+def test_pairs_need_a_kernel_built_for_two_buffers():
+    cfg = RowConfig("block", 256)
+    assert plan_loop(cfg, 8192, 132, H200, 80, 128, 64, 64, MAX_SMEM, "pairs", 1, "0") == \
+        (8192, 1, 256 * (64 + 64))
 
 
 def test_dram_bandwidth_per_sm_from_device_attributes():

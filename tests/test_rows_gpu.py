@@ -29,7 +29,7 @@ CASES += [(op, "float32", (64, 3000), "contig", sp, None)
 # a few blocks looping over many rows, rings of 1, 2 and 4 buffers; swiglu looping over chunks
 CASES += [(op, dt, (37, 2000), "contig", None, var)  # 64-thread blocks hold 2048
           for op, dt, var in itertools.product(OPS, ("bfloat16", "float32"),
-                                               ("loop1", "loop2", "loop4"))]
+                                               ("loop1", "loop2", "loop4", "pairs"))]
 CASES += [(op, "float16", (301, 1000), "contig", None, var) for op in OPS
           for var in ("warploop", "warploop4")]
 CASES += [("swiglu", "bfloat16", (3, 40000), "contig", None, "splitloop")]
@@ -176,17 +176,39 @@ def test_softmax_other_axis_torch():
         assert m is None, m
 
 
-@pytest.mark.parametrize("mode", ["0", "1", "2", "4"])
+@pytest.mark.parametrize("mode", ["0", "1", "2", "4", "pairs"])
 @pytest.mark.parametrize("op", OPS)
 def test_loop_modes(op, mode, monkeypatch):
-    """NBKERNELS_ROWS_LOOP (the benchmark's comparison): a block per row, or blocks looping
-    with a ring of 1, 2 or 4 buffers; each must give the same results, replays included."""
+    """NBKERNELS_ROWS_LOOP (the benchmark's comparison): a block per row, blocks looping
+    with a ring of 1, 2 or 4 buffers, or blocks of two rows (pairs; an odd count leaves the
+    last block one); each must give the same results, replays included."""
     _fw("cupy")
     monkeypatch.setenv("NBKERNELS_ROWS_LOOP", mode)
     rng = np.random.default_rng()
-    for shape in ((3000, 4096), (3000, 4096), (12000, 512)):  # the second: replays
+    # the second: replays; the last: an odd number of rows
+    for shape in ((3000, 4096), (3000, 4096), (12000, 512), (2999, 2048)):
         fails = run_case((op, "bfloat16", shape, "contig", None, None), rng, "cupy")
         assert not fails, "\n".join(fails[:10])
+
+
+def test_layout_follows_the_bandwidth_per_sm(monkeypatch):
+    """The automatic layout of a 16-bit rms_norm at 8192 x 8192 on this GPU (perf-notes r18):
+    a block per row where DRAM feeds an SM at most 30 GB/s (the H100), blocks of two rows
+    above (the H200); the device attributes the rule reads are the driver's."""
+    cupy = pytest.importorskip("cupy")
+    from numba import cuda
+
+    import nbkernels
+    from nbkernels.rows import config, host
+
+    monkeypatch.delenv("NBKERNELS_ROWS_LOOP", raising=False)
+    bw = host.dram_gbps_per_sm(cuda.get_current_device())
+    assert 5 < bw < 200, f"peak DRAM bandwidth per SM: {bw} GB/s"
+    x = cupy.ones((8192, 8192), cupy.float16)
+    for _ in range(2):  # the second call is planned with the kernel's real registers
+        nbkernels.rms_norm(x, x[0])
+    want = 8192 if bw <= config.PER_ROW_MAX_GBPS_PER_SM else 4096
+    assert host.LAST_PLAN["blocks"] == want, (bw, host.LAST_PLAN)
 
 
 def test_resident_estimate_matches_the_driver():

@@ -211,27 +211,38 @@ def test_row_launches_are_cached_on_disk(monkeypatch):
     assert not runner.persisted(("gemm", "f16", "an epilogue's key"))
 
 
-@pytest.mark.parametrize("kernel, cfg, want", [
-    (softmax_kernel.build("f32", True), cfgmod.RowConfig("block", 128), "0"),
-    (softmax_kernel.build("f32", True), cfgmod.RowConfig("block", 256), "1"),
-    (softmax_kernel.build("bf16", True), cfgmod.RowConfig("block", 128), "1"),
-    (softmax_kernel.build("bf16", True), cfgmod.RowConfig("block", 256), "1"),
-    (softmax_kernel.build("bf16", True), cfgmod.RowConfig("block", 64), None),
-    (softmax_kernel.build("f32", True), cfgmod.RowConfig("warp", 32, 4), None),
-    (rms_norm_kernel.build("f32", "f32", True, False), cfgmod.RowConfig("block", 256), "1"),
-    (rms_norm_kernel.build("f32", "f32", True, False), cfgmod.RowConfig("block", 128), "0"),
-    (rms_norm_kernel.build("f32", "f32", True, True), cfgmod.RowConfig("block", 256), "0"),
-    (rms_norm_kernel.build("bf16", "bf16", True, False), cfgmod.RowConfig("block", 256), None),
+H100_BW, H200_BW = 25.4, 37.2  # peak DRAM GB/s an SM (host.dram_gbps_per_sm)
+
+
+@pytest.mark.parametrize("kernel, cfg, want, h100, h200", [
+    (softmax_kernel.build("f32", True), cfgmod.RowConfig("block", 128), "0", "0", "0"),
+    (softmax_kernel.build("f32", True), cfgmod.RowConfig("block", 256), "1", "0", "pairs"),
+    (softmax_kernel.build("bf16", True), cfgmod.RowConfig("block", 128), "1", "0", "pairs"),
+    (softmax_kernel.build("bf16", True), cfgmod.RowConfig("block", 256), "1", "0", "pairs"),
+    (softmax_kernel.build("bf16", True), cfgmod.RowConfig("block", 64), None, "0", "pairs"),
+    (softmax_kernel.build("bf16", True), cfgmod.RowConfig("block", 512), None, None, None),
+    (softmax_kernel.build("f32", True), cfgmod.RowConfig("warp", 32, 4), None, None, None),
+    (rms_norm_kernel.build("f32", "f32", True, False), cfgmod.RowConfig("block", 256), "1", "0",
+     "pairs"),
+    (rms_norm_kernel.build("f32", "f32", True, False), cfgmod.RowConfig("block", 128), "0", "0",
+     "0"),
+    (rms_norm_kernel.build("f32", "f32", True, True), cfgmod.RowConfig("block", 256), "0", "0",
+     "0"),
+    (rms_norm_kernel.build("bf16", "bf16", True, False), cfgmod.RowConfig("block", 256), None,
+     "0", "pairs"),
     (layer_norm_kernel.build("bf16", "bf16", "bf16", True, True, True),
-     cfgmod.RowConfig("block", 256), None),
+     cfgmod.RowConfig("block", 256), None, "0", "pairs"),
 ])
-def test_loop_layout_by_kernel_and_block_size(monkeypatch, kernel, cfg, want):
-    """The layout a launch plans with when no switch forces one: measured per kernel and,
-    for block layouts, per block size (perf-notes r11); NBKERNELS_ROWS_LOOP overrides it."""
+def test_loop_layout_by_kernel_and_block_size(monkeypatch, kernel, cfg, want, h100, h200):
+    """The layout a launch plans with when no switch forces one: by the GPU's DRAM bandwidth
+    per SM for blocks of <= 256 threads (perf-notes r18: a block per row on the H100, pairs
+    on the H200 where the kernel's own choice loops), else measured per kernel and, for block
+    layouts, per block size (r11), which is also what ``pairs`` falls back to and what a GPU
+    of unknown bandwidth gets; NBKERNELS_ROWS_LOOP overrides it."""
     seen = []
 
-    def plan(kernel, cfg, items, regs, static, mode):
-        seen.append(mode)
+    def plan(kernel, cfg, items, regs, static, mode, fallback):
+        seen.append((mode, fallback))
         return 1, 1, 0
 
     monkeypatch.setattr(host, "plan", plan)
@@ -240,7 +251,9 @@ def test_loop_layout_by_kernel_and_block_size(monkeypatch, kernel, cfg, want):
     call = host.Call("test")
     call.sim, call.first = False, pytypes.SimpleNamespace(device=0)
     monkeypatch.setattr(call, "arch", lambda: "sm_90")
-    call.loop_launch(kernel, (), cfg, 100, lambda nbuf: [], (), ())
+    for bw in (0.0, H100_BW, H200_BW):
+        monkeypatch.setattr(host, "sm_limits", lambda bw=bw: cfgmod.SmLimits(dram_gbps_per_sm=bw))
+        call.loop_launch(kernel, (), cfg, 100, lambda nbuf: [], (), ())
     monkeypatch.setenv("NBKERNELS_ROWS_LOOP", "2")
     call.loop_launch(kernel, (), cfg, 100, lambda nbuf: [], (), ())
-    assert seen == [want, "2"]
+    assert seen == [(want, want), (h100, want), (h200, want), ("2", want)]

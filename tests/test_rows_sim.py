@@ -41,6 +41,9 @@ CASES += [("layer_norm", "float32", (4, 90), "contig", "nonfinite", "split"),
 LOOP_CASES = [(op, dt, (7, 300), "contig", None, "loop2")
               for op, dt in itertools.product(OPS, ("bfloat16", "float32"))]
 LOOP_CASES += [(op, "float16", (5, 100), "contig", None, "loop1") for op in OPS]
+# blocks of two rows, the last block one (perf-notes r18)
+LOOP_CASES += [("rms_norm", "bfloat16", (7, 300), "contig", None, "pairs"),
+               ("layer_norm", "float32", (7, 130), "rowstride", None, "pairs")]
 LOOP_CASES += [(op, "bfloat16", (9, 40), "contig", None, "warploop") for op in OPS]
 LOOP_CASES += [("rms_norm", "float32", (1, 64), "contig", None, "loop2"),
                ("softmax", "bfloat16", (4, 1000), "contig", "big", "oneblock"),

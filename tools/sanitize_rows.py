@@ -28,6 +28,9 @@ CASES = [  # op, dtype, shape, layout, special, variant
     # reuse the exchange's two slot sets alternately (2 warps a row, 64 threads)
     ("layer_norm", "bfloat16", (9, 4096), "contig", None, "loop2"),
     ("layer_norm", "float32", (7, 2048), "contig", "offset", "loop1"),
+    # blocks of two rows in row order, the last block one (perf-notes r18)
+    ("rms_norm", "bfloat16", (7, 2000), "contig", None, "pairs"),
+    ("softmax", "float16", (7, 2048), "contig", None, "pairs"),
 ]
 
 rng = np.random.default_rng()

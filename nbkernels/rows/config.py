@@ -174,32 +174,44 @@ def resident_blocks(threads: int, regs: int, smem: int, lim: SmLimits = SmLimits
     return max(0, min(lim.blocks, lim.threads // (warps * 32), by_regs, by_smem))
 
 
-#: A block per row (no loop) for block layouts of at most this many threads on GPUs whose peak
-#: DRAM bandwidth per SM is at most PER_ROW_MAX_GBPS_PER_SM. Measured (perf-notes r18), % of
-#: copy, a block per row against the best loop: on the H100 SXM (3.35 TB/s / 132 SMs = 25 GB/s
-#: an SM) +5 to +9 points for rms_norm, layer_norm and softmax at rows of 2048-8192 in bf16 and
-#: f32 (blocks of 64-256 threads), but 9-17 points below at 512 threads (16-bit rows of 16384);
-#: on the H200 (4.9 TB/s / 132 = 37 GB/s an SM) below the loops in 8 of the 9 16-bit cases
-#: (down to -8), above them for f32 softmax. The blocks of one row each keep a row in flight;
-#: where DRAM feeds an SM faster, the loops' deeper rings keep more bytes in flight. The bound
-#: lies between the two GPUs measured; GPUs under it (A100: 19 GB/s an SM) are unmeasured.
+#: Block layouts of at most PER_ROW_MAX_THREADS threads take their rows in row order, by the
+#: GPU's peak DRAM bandwidth per SM (perf-notes r18; % of copy, rms_norm, layer_norm, softmax
+#: at rows of 2048-8192, bf16 and f32):
+#:
+#: * at most PER_ROW_MAX_GBPS_PER_SM (the H100 SXM: 3.35 TB/s / 132 SMs = 25 GB/s an SM): a
+#:   block per row. +5 to +9 points over every loop there, but 9-17 points below the loops at
+#:   512 threads (16-bit rows of 16384).
+#: * above it (the H200: 4.9 TB/s / 132 = 37 GB/s an SM), where the kernel's own choice is a
+#:   loop: blocks of two rows with two buffers (the second row's copies in flight behind the
+#:   first), unless the second buffer costs resident blocks. +5 to +8 points for the 16-bit
+#:   rms_norm and softmax, and for the float32 kernels that looped. A block per row there was
+#:   below the loops for 6 of the 9 16-bit cases (down to -8): one row in flight a block is
+#:   too little for the H200's DRAM.
+#:
+#: Both beat the loops that walk rows b, b + blocks, ...: there the blocks drift apart, and so
+#: do the rows they read and write at once. The bound lies between the two GPUs measured;
+#: others are unmeasured (A100: 19 GB/s an SM; a block per row).
 PER_ROW_MAX_THREADS = 256
 PER_ROW_MAX_GBPS_PER_SM = 30.0
+#: NBKERNELS_ROWS_LOOP's values: a block per row, rings of 1, 2 or 4 buffers, blocks of two rows
+LOOP_MODES = ("0", "1", "2", "4", "pairs")
 
 
-def layout_mode(cfg: RowConfig, lim: SmLimits) -> str | None:
-    """"0" (a block per row) where :data:`PER_ROW_MAX_THREADS` and
-    :data:`PER_ROW_MAX_GBPS_PER_SM` say it beats the loops on this GPU; None: the kernel's own
-    default (``nbk_loop_by_threads``, ``nbk_loop_default``)."""
-    if (cfg.variant == "block" and cfg.threads <= PER_ROW_MAX_THREADS
-            and 0 < lim.dram_gbps_per_sm <= PER_ROW_MAX_GBPS_PER_SM):
+def layout_mode(cfg: RowConfig, lim: SmLimits, own: str | None = None) -> str | None:
+    """The layout :data:`PER_ROW_MAX_GBPS_PER_SM` picks for ``cfg`` on this GPU: "0" (a block
+    per row), "pairs" (blocks of two rows, :func:`plan_loop`), or None: ``own``, the kernel's
+    own default (``nbk_loop_by_threads``, ``nbk_loop_default``; None is the automatic loop)."""
+    if (cfg.variant != "block" or cfg.threads > PER_ROW_MAX_THREADS
+            or lim.dram_gbps_per_sm <= 0):
+        return None
+    if lim.dram_gbps_per_sm <= PER_ROW_MAX_GBPS_PER_SM:
         return "0"
-    return None
+    return "pairs" if own != "0" else None
 
 
 def plan_loop(cfg: RowConfig, items: int, sms: int, lim: SmLimits, regs: int, static_smem: int,
               row_bytes: int, vec_bytes: int, max_smem: int, mode: str | None = None,
-              max_buffers: int = 4):
+              max_buffers: int = 4, fallback: str | None = None):
     """(blocks, buffers, dynamic shared memory) for ``items`` row groups (or chunks) in the
     looping layout ``cfg``. A thread stages ``row_bytes`` per buffer and ``vec_bytes`` once
     (weight, bias). A ring of :data:`AUTO_BUFFERS` (2) where it fits in a block and leaves
@@ -207,7 +219,10 @@ def plan_loop(cfg: RowConfig, items: int, sms: int, lim: SmLimits, regs: int, st
     as stay resident (``lim``, ``regs`` registers per thread), at most one per item.
     ``mode`` (NBKERNELS_ROWS_LOOP) "0": a block per item, one buffer (no loop: the layout
     before the loop, for comparison); "1", "2", "4": that many buffers (fewer where they do
-    not fit, or beyond ``max_buffers``, the deepest ring the kernel is built for).
+    not fit, or beyond ``max_buffers``, the deepest ring the kernel is built for); "pairs":
+    blocks of two items in item order (block b takes items b and b + blocks) with two
+    buffers, a block per item where that many blocks would not fill every SM, and
+    ``fallback``'s plan where the second buffer costs resident blocks.
     ``max_smem``: the per-block opt-in limit, which ``static_smem`` + the dynamic size must
     respect."""
     block = cfg.threads * cfg.rows_per_block
@@ -221,6 +236,14 @@ def plan_loop(cfg: RowConfig, items: int, sms: int, lim: SmLimits, regs: int, st
     def resident(nbuf):
         return resident_blocks(block, regs, smem(nbuf) + static_smem, lim)
 
+    if mode == "pairs" and not (cfg.blocks or cfg.buffers):
+        if max_buffers >= 2 and fits(2) and resident(2) >= resident(1):
+            pairs = -(-items // 2)
+            if pairs >= resident(2) * sms:
+                return pairs, 2, smem(2)
+            mode = "0"  # all rows in one round: a block each
+        else:
+            mode = fallback
     if mode == "0" and not (cfg.blocks or cfg.buffers):
         return items, 1, smem(1)
     nbuf = cfg.buffers or (int(mode) if mode in ("1", "2", "4") else 0)

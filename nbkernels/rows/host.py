@@ -381,25 +381,25 @@ class Call:
         # by the GPU's DRAM bandwidth per SM for short blocks (perf-notes r18), else measured
         # per kernel (r5) and, for block layouts, per block size (r11)
         by_threads = getattr(kernel, "nbk_loop_by_threads", None) or {}
-        mode = os.environ.get("NBKERNELS_ROWS_LOOP") or \
-            (None if self.sim else cfgmod.layout_mode(cfg, sm_limits())) or \
-            (by_threads.get(cfg.threads) if cfg.variant == "block" else None) or \
+        own = (by_threads.get(cfg.threads) if cfg.variant == "block" else None) or \
             getattr(kernel, "nbk_loop_default", None)
-        if mode not in (None, "0", "1", "2", "4"):
+        mode = os.environ.get("NBKERNELS_ROWS_LOOP") or \
+            (None if self.sim else cfgmod.layout_mode(cfg, sm_limits(), own)) or own
+        if mode not in (None,) + cfgmod.LOOP_MODES:
             raise NbkernelsError(f"NBKERNELS_ROWS_LOOP: expected 0 (a block per row), 1, 2 or 4 "
-                                 f"(blocks looping over rows with a ring of that many buffers), "
-                                 f"got {mode!r}")
+                                 f"(blocks looping over rows with a ring of that many buffers) "
+                                 f"or pairs (blocks of two rows in row order), got {mode!r}")
         if self.sim:  # no registers to read; two blocks exercise the loop
             grid, nbuf, smem = cfgmod.plan_loop(
                 cfg if cfg.blocks else replace(cfg, blocks=2), items, 1, cfgmod.SmLimits(), 64,
                 0, kernel.nbk_row_bytes, kernel.nbk_vec_bytes, device_limits()[1], mode,
-                getattr(kernel, "nbk_max_buffers", 4))
+                getattr(kernel, "nbk_max_buffers", 4), own)
             self.launch(kernel, sig, grid, block, args(nbuf), tags, key_parts, smem)
             return
         ikey = (id(kernel), str(self.arch()), self.first.device)
         info = _KERNEL_INFO.get(ikey)
         regs, static = info[:2] if info else (64, cfgmod.STATIC_SMEM)
-        grid, nbuf, smem = plan(kernel, cfg, items, regs, static, mode)
+        grid, nbuf, smem = plan(kernel, cfg, items, regs, static, mode, own)
         LAST_PLAN.update(who=self.who, blocks=grid, threads=block, buffers=nbuf, smem=smem,
                          regs=regs if info else None)
         rec = self.launch(kernel, sig, grid, block, args(nbuf), tags, key_parts, smem)
@@ -630,13 +630,14 @@ _SM_LIMITS: dict = {}
 LAST_PLAN: dict = {}
 
 
-def plan(kernel, cfg: cfgmod.RowConfig, items: int, regs: int, static: int, mode=None):
+def plan(kernel, cfg: cfgmod.RowConfig, items: int, regs: int, static: int, mode=None,
+         fallback=None):
     """(blocks, buffers, dynamic shared memory) of a looping launch of ``kernel`` on the
     current GPU (:func:`config.plan_loop`)."""
     sms, max_smem = device_limits()
     return cfgmod.plan_loop(cfg, items, sms, sm_limits(), regs, static, kernel.nbk_row_bytes,
                             kernel.nbk_vec_bytes, max_smem, mode,
-                            getattr(kernel, "nbk_max_buffers", 4))
+                            getattr(kernel, "nbk_max_buffers", 4), fallback)
 
 
 def sm_limits() -> cfgmod.SmLimits:
