@@ -188,7 +188,7 @@ H200_BW = replace(H200, dram_gbps_per_sm=2 * 3201e6 * 6144 / 8 / 132 / 1e9)  # 3
 @pytest.mark.parametrize("cfg, lim, want, why", [
     (RowConfig("block", 64), H100_SXM, "0", "rows of 2048 on the H100: a block per row"),
     (RowConfig("block", 256), H100_SXM, "0", "rows of 8192"),
-    (RowConfig("block", 512), H100_SXM, None, "512 threads: the loops were faster (r18)"),
+    (RowConfig("block", 512), H100_SXM, "pairs", "512 threads: two rows a block (r18, run H)"),
     (RowConfig("warp", 32, 4), H100_SXM, None, "warp rows: mixed, the kernel's default"),
     (RowConfig("split", 256, 1, 4), H100_SXM, None, "split rows do not loop"),
     (RowConfig("block", 256), H200_BW, "pairs", "the H200: two rows a block, in row order"),

@@ -33,6 +33,11 @@ CASES += [(op, dt, (37, 2000), "contig", None, var)  # 64-thread blocks hold 204
 CASES += [(op, "float16", (301, 1000), "contig", None, var) for op in OPS
           for var in ("warploop", "warploop4")]
 CASES += [("swiglu", "bfloat16", (3, 40000), "contig", None, "splitloop")]
+# rows of 16384 on 512 threads, enough of them for blocks of two rows on the H100 (perf-notes
+# r18), an odd count
+CASES += [(op, dt, (601, 16384), "contig", None, None)
+          for op, dt in (("rms_norm", "bfloat16"), ("softmax", "bfloat16"), ("softmax", "float32"),
+                         ("layer_norm", "float32"))]
 # layer_norm's 16-bit kernels hold 64 elements a thread: rows of 8192 on 128 threads, full
 # and one short; a full warp (2048) and a full 64-thread block (4096); equal and non-finite
 CASES += [("layer_norm", dt, s, "contig", sp, None) for dt in ("bfloat16", "float16")

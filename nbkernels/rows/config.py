@@ -174,19 +174,21 @@ def resident_blocks(threads: int, regs: int, smem: int, lim: SmLimits = SmLimits
     return max(0, min(lim.blocks, lim.threads // (warps * 32), by_regs, by_smem))
 
 
-#: Block layouts of at most PER_ROW_MAX_THREADS threads take their rows in row order, by the
-#: GPU's peak DRAM bandwidth per SM (perf-notes r18; % of copy, rms_norm, layer_norm, softmax
-#: at rows of 2048-8192, bf16 and f32):
+#: Block layouts take their rows in row order, by the GPU's peak DRAM bandwidth per SM
+#: (perf-notes r18; % of copy, rms_norm, layer_norm, softmax at rows of 2048-16384, bf16 and
+#: f32):
 #:
 #: * at most PER_ROW_MAX_GBPS_PER_SM (the H100 SXM: 3.35 TB/s / 132 SMs = 25 GB/s an SM): a
-#:   block per row. +5 to +9 points over every loop there, but 9-17 points below the loops at
-#:   512 threads (16-bit rows of 16384).
+#:   block per row. +5 to +9 points over every loop there. At 512 threads (rows of 16384) a
+#:   block per row was 9-17 points below the loops, and blocks of two rows (below) +2 to +6
+#:   above them, so those take the pairs.
 #: * above it (the H200: 4.9 TB/s / 132 = 37 GB/s an SM), where the kernel's own choice is a
 #:   loop: blocks of two rows with two buffers (the second row's copies in flight behind the
 #:   first), unless the second buffer costs resident blocks. +5 to +8 points for the 16-bit
 #:   rms_norm and softmax, and for the float32 kernels that looped. A block per row there was
 #:   below the loops for 6 of the 9 16-bit cases (down to -8): one row in flight a block is
-#:   too little for the H200's DRAM.
+#:   too little for the H200's DRAM. At 512 threads the H200 keeps the kernel's own choice
+#:   (pairs lost 3-15 points for 16-bit rows of 16384 there, and won for float32).
 #:
 #: Both beat the loops that walk rows b, b + blocks, ...: there the blocks drift apart, and so
 #: do the rows they read and write at once. The bound lies between the two GPUs measured;
@@ -201,11 +203,14 @@ def layout_mode(cfg: RowConfig, lim: SmLimits, own: str | None = None) -> str | 
     """The layout :data:`PER_ROW_MAX_GBPS_PER_SM` picks for ``cfg`` on this GPU: "0" (a block
     per row), "pairs" (blocks of two rows, :func:`plan_loop`), or None: ``own``, the kernel's
     own default (``nbk_loop_by_threads``, ``nbk_loop_default``; None is the automatic loop)."""
-    if (cfg.variant != "block" or cfg.threads > PER_ROW_MAX_THREADS
-            or lim.dram_gbps_per_sm <= 0):
+    if cfg.variant != "block" or lim.dram_gbps_per_sm <= 0:
         return None
     if lim.dram_gbps_per_sm <= PER_ROW_MAX_GBPS_PER_SM:
-        return "0"
+        if cfg.threads <= PER_ROW_MAX_THREADS:
+            return "0"
+        return "pairs" if own != "0" else None  # 512 threads (run H)
+    if cfg.threads > PER_ROW_MAX_THREADS:
+        return None
     return "pairs" if own != "0" else None
 
 
