@@ -190,9 +190,10 @@ def resident_blocks(threads: int, regs: int, smem: int, lim: SmLimits = SmLimits
 #:   too little for the H200's DRAM. At 512 threads the H200 keeps the kernel's own choice
 #:   (pairs lost 3-15 points for 16-bit rows of 16384 there, and won for float32).
 #:
-#: Both beat the loops that walk rows b, b + blocks, ...: there the blocks drift apart, and so
-#: do the rows they read and write at once. The bound lies between the two GPUs measured;
-#: others are unmeasured (A100: 19 GB/s an SM; a block per row).
+#: Both keep the rows in flight near each other; a likely reason (not profiled) they beat the
+#: loops that walk rows b, b + blocks, ...: those blocks drift apart, and so do the rows they
+#: read and write at once. The bound lies between the two GPUs measured; others are
+#: unmeasured (A100: 19 GB/s an SM; a block per row).
 PER_ROW_MAX_THREADS = 256
 PER_ROW_MAX_GBPS_PER_SM = 30.0
 #: NBKERNELS_ROWS_LOOP's values: a block per row, rings of 1, 2 or 4 buffers, blocks of two rows
