@@ -5,6 +5,7 @@
 # cache), beside the sanitizer cases compiling per op; then tools/sanitize_rows.py under
 # compute-sanitizer memcheck and racecheck.
 . tools/device-preamble.sh
+. tools/device-warm-rows.sh
 python3 -c "import xdist" 2>/dev/null && par="-n ${WORKERS:-10}" || par=""
 echo "pytest-xdist: ${par:-absent}"
 timeout ${TEST_S:-400} python3 -m pytest -q -p no:cacheprovider $par tests/test_rows_gpu.py \
@@ -18,11 +19,7 @@ done
 wait $pids
 tail -q -n 1 "$out"/san_*.txt
 echo "sanitizer cases warm at ${SECONDS}s"
-for tool in memcheck racecheck; do
-    timeout ${SAN_S:-100} compute-sanitizer --tool $tool --report-api-errors no \
-        python3 tools/sanitize_rows.py 2>&1 | tail -3
-    echo "$tool done at ${SECONDS}s"
-done
+sanitize_rows
 wait $tp; echo "tests rc=$?"
 tail -n 3 "$out/tests.txt"; grep -E "^(FAILED|ERROR)" "$out/tests.txt" | head -20
 echo "passed dots: $(grep -o '\.' <(grep -E '^[.sFE]+' "$out/tests.txt") | wc -l)"

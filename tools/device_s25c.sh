@@ -2,16 +2,8 @@
 # Session 25, run C (device tool, carry .whl; kind nvidia-h200): the per-row layout against
 # the automatic plan on the H200, where sessions 5-8 chose the loops (perf-notes r18).
 . tools/device-preamble.sh
-pids=""
-for d in bf16 f32; do
-    for op in rms_norm layer_norm softmax; do
-        timeout 200 python3 tools/rows_ab_quick.py --ops $op --dtypes $d --reps 1 \
-            > "$out/warm_${op}_$d.txt" 2>&1 &
-        pids="$pids $!"
-    done
-done
-wait $pids
-echo "warm-up done at ${SECONDS}s"
+. tools/device-warm-rows.sh
+warm_rows "rms_norm layer_norm softmax" "bf16 f32"
 timeout ${SWEEP_S:-300} python3 tools/rows_layout_sweep.py --loops no \
     --shapes 65536x1024,32768x2048,32768x4096,8192x8192,4096x16384 \
     --json "$out/sweep_h200.json" 2>&1 | grep -v Warning

@@ -3,16 +3,8 @@
 # threads, outside the layout rule of perf-notes r18): the automatic plan, a block per row,
 # blocks of 2 and 4 rows in row order.
 . tools/device-preamble.sh
-pids=""
-for d in bf16 f32; do
-    for op in rms_norm layer_norm softmax; do
-        timeout 200 python3 tools/rows_ab_quick.py --ops $op --dtypes $d --reps 1 \
-            > "$out/warm_${op}_$d.txt" 2>&1 &
-        pids="$pids $!"
-    done
-done
-wait $pids
-echo "warm-up done at ${SECONDS}s"
+. tools/device-warm-rows.sh
+warm_rows "rms_norm layer_norm softmax" "bf16 f32"
 timeout ${SWEEP_S:-300} python3 tools/rows_layout_sweep.py --loops no --rows-per-block yes \
     --shapes ${SHAPES:-4096x16384,16384x16384} --json "$out/sweep_16k.json" 2>&1 \
     | grep -v Warning

@@ -15,6 +15,19 @@ import time
 import numpy as np
 
 
+def device_normals(shape, dtype):
+    """float32 normals made on the device, cast to ``dtype`` (bfloat16: their upper 16 bits,
+    i.e. truncated)."""
+    import cupy
+
+    x = cupy.random.standard_normal(shape, dtype=cupy.float32)
+    if dtype == np.float32:
+        return x
+    if dtype == np.float16:
+        return x.astype(cupy.float16)
+    return (x.view(cupy.uint32) >> 16).astype(cupy.uint16).view(dtype)  # bfloat16
+
+
 def main():
     import cupy
 
@@ -26,13 +39,7 @@ def main():
     ap.add_argument("--reps", type=int, default=30)
     ap.add_argument("--json")
     a = ap.parse_args()
-    def rand(shape, dtype):
-        x = cupy.random.standard_normal(shape, dtype=cupy.float32)
-        if dtype == np.float32:
-            return x
-        if dtype == np.float16:
-            return x.astype(cupy.float16)
-        return (x.view(cupy.uint32) >> 16).astype(cupy.uint16).view(dtype)  # bfloat16
+    rand = device_normals
 
     t0 = time.perf_counter()
     bw = bench.copy_bandwidth()

@@ -13,7 +13,6 @@ import os
 import time
 from dataclasses import replace
 
-import numpy as np
 
 
 def main():
@@ -43,13 +42,7 @@ def main():
     out = {"copy_GBps": bw * 1e-9, "sms": sms, "cases": []}
     t0 = time.perf_counter()
 
-    def rand(shape, dtype):
-        x = cupy.random.standard_normal(shape, dtype=cupy.float32)
-        if dtype == np.float32:
-            return x
-        if dtype == np.float16:
-            return x.astype(cupy.float16)
-        return (x.view(cupy.uint32) >> 16).astype(cupy.uint16).view(dtype)
+    from rows_ab_quick import device_normals as rand  # tools/ is this script's path
 
     for dt in a.dtypes.split(","):
         dtype = bench.dtype_named(dt)
