@@ -33,8 +33,18 @@ def main():
                     help="no: time only the automatic plan and a block per row")
     ap.add_argument("--rows-per-block", default="no", choices=("yes", "no"),
                     help="yes: also blocks of 2 and 4 rows each, in row order")
+    ap.add_argument("--ln-row-bytes", type=int, default=0,
+                    help="an experiment: layer_norm's bytes of row a thread stages "
+                         "(layer_norm_kernel.ROW_BYTES, 128: 64 16-bit elements); builds go to "
+                         "a private disk cache, whose keys do not see the change")
     ap.add_argument("--json")
     a = ap.parse_args()
+    if a.ln_row_bytes:
+        import tempfile
+
+        from nbkernels.rows import layer_norm_kernel
+        os.environ["NBKERNELS_CACHE_DIR"] = tempfile.mkdtemp(prefix="nbk_ln_")
+        layer_norm_kernel.ROW_BYTES = a.ln_row_bytes
     sms = cupy.cuda.Device().attributes["MultiProcessorCount"]
     l2 = cupy.cuda.Device().attributes["L2CacheSize"]
     bw = bench.copy_bandwidth()
