@@ -50,6 +50,8 @@ from numba import config, cuda, float64, int64, types, uint32
 from .. import intrinsics as I
 from ..arch import Arch, compile_target
 from .config import TileConfig, misfit
+
+SCHED: dict = {}  # experiment (session 26): k-loop schedule switches, read at build time
 from .mma_kernel import (_OUT_BYTES, _dev, _unrolled_epilogue, _wait_group, block_raster,
                          stage_loader)
 
@@ -272,6 +274,11 @@ def build_kernel(cfg: TileConfig, a_kmajor: bool, b_kmajor: bool, async_copy: bo
                                                          b_kmajor),
         NT, ESZ, BK, A_BYTES, async_copy, str(cfg))
     wait_stages = _wait_group(STAGES - 2)
+    PAIRED = int(SCHED.get("paired", 0)) if not FRAG_DB else 0
+    REFILL_PIECE = int(SCHED.get("refill_piece", 0))
+    # paired: one barrier per two k-tiles; at it both have landed, the two slots before them
+    # refilled (two commit groups): every group but the newest two... none outstanding
+    wait_pair = _wait_group(0)
     raster = block_raster(cfg.group_m)
     store_all = _unrolled_epilogue(MP, NF, "f64", epilogue, n_extra)
     OSZ = _OUT_BYTES["f64"]
@@ -307,15 +314,17 @@ def build_kernel(cfg: TileConfig, a_kmajor: bool, b_kmajor: bool, async_copy: bo
             return (afrag[buf, 2 * p, 0], afrag[buf, 2 * p + 1, 0]), bfrag[buf, n, 0]
 
     @_dev
-    def piecewise(s_dbl, a_bases, b_bases, afrag, bfrag, acc):
-        """A whole-stage k-group (k = 16): B's fragments of the four k-quarters first, then per
-        16-row piece its two A fragments and its MMAs. A is read piece by piece: all of the
-        warp tile's A fragments of four quarters at once would be 32 doubles more live (64
-        registers on 64-row warp tiles, past the 255 cap beside 128 of accumulators)."""
-        for q in range(Q):
-            for n in range(NF):
-                bfrag[0, n, q] = frag_load(b_kmajor, B_ROWD, b_bases, s_dbl, n, q)
-        for p in range(MP):
+    def piecewise(s_dbl, a_bases, b_bases, afrag, bfrag, acc, p0, p1):
+        """Pieces ``p0`` to ``p1 - 1`` (literals) of a whole-stage k-group (k = 16): B's
+        fragments of the four k-quarters first (with piece 0), then per 16-row piece its two A
+        fragments and its MMAs. A is read piece by piece: all of the warp tile's A fragments of
+        four quarters at once would be 32 doubles more live (64 registers on 64-row warp
+        tiles, past the 255 cap beside 128 of accumulators)."""
+        if p0 == 0:
+            for q in range(Q):
+                for n in range(NF):
+                    bfrag[0, n, q] = frag_load(b_kmajor, B_ROWD, b_bases, s_dbl, n, q)
+        for p in range(p0, p1):
             for q in range(Q):
                 for f in range(2 * p, 2 * p + 2):
                     afrag[0, f, q] = frag_load(a_kmajor, A_ROWD, a_bases, s_dbl, f, q)
@@ -346,22 +355,51 @@ def build_kernel(cfg: TileConfig, a_kmajor: bool, b_kmajor: bool, async_copy: bo
             I.cp_async_commit_group()
 
     @_dev
+    def refill(smem, kt, ktiles, kfull, interior, a_base, b_base, sta, stb, m0, n0, M, N, K,
+               lda, ldb, tid):
+        if PAIRED:
+            if kt % 2 == 0:  # slots of kt - 2 and kt - 1 get k-tiles kt + STAGES - 2 and - 1
+                next_stage(smem, kt - 1, ktiles, kfull, interior, a_base, b_base, sta, stb, m0,
+                           n0, M, N, K, lda, ldb, tid)
+                next_stage(smem, kt, ktiles, kfull, interior, a_base, b_base, sta, stb, m0, n0,
+                           M, N, K, lda, ldb, tid)
+        else:
+            next_stage(smem, kt, ktiles, kfull, interior, a_base, b_base, sta, stb, m0, n0, M, N,
+                       K, lda, ldb, tid)
+
+    @_dev
     def kstep(kk, smem, s_dbl, nx_dbl, kt, ktiles, kfull, interior, a_base, b_base, sta,
               stb, m0, n0, M, N, K, lda, ldb, tid, offs, afrag, bfrag, acc):
         """k-group kk (a literal) of k-tile kt."""
         a_bases, b_bases = offs
         if not FRAG_DB:  # wait and barrier, refill a slot, then load and multiply each k-group
+            if KSTEPS == 1:
+                if PAIRED:
+                    if kt % 2 == 0:
+                        if async_copy:
+                            wait_pair()
+                        cuda.syncthreads()
+                else:
+                    if async_copy:
+                        wait_stages()
+                    cuda.syncthreads()
+                if REFILL_PIECE == 0:
+                    refill(smem, kt, ktiles, kfull, interior, a_base, b_base, sta, stb, m0, n0,
+                           M, N, K, lda, ldb, tid)
+                if REFILL_PIECE > 0:
+                    piecewise(s_dbl, a_bases, b_bases, afrag, bfrag, acc, 0, REFILL_PIECE)
+                    refill(smem, kt, ktiles, kfull, interior, a_base, b_base, sta, stb, m0, n0,
+                           M, N, K, lda, ldb, tid)
+                piecewise(s_dbl, a_bases, b_bases, afrag, bfrag, acc, REFILL_PIECE, MP)
+                return
             if kk == 0:
                 if async_copy:
                     wait_stages()
                 cuda.syncthreads()
                 next_stage(smem, kt, ktiles, kfull, interior, a_base, b_base, sta, stb, m0, n0,
                            M, N, K, lda, ldb, tid)
-            if KSTEPS == 1:
-                piecewise(s_dbl, a_bases, b_bases, afrag, bfrag, acc)
-            else:
-                load_frags(s_dbl, kk, 0, a_bases, b_bases, afrag, bfrag)
-                mmas(0, afrag, bfrag, acc)
+            load_frags(s_dbl, kk, 0, a_bases, b_bases, afrag, bfrag)
+            mmas(0, afrag, bfrag, acc)
             return
         # double-buffered: the next k-group's fragments first (at the last k-group the next
         # stage's, after the barrier of k-group KSTEPS-2), then this k-group's MMAs
@@ -423,7 +461,7 @@ def build_kernel(cfg: TileConfig, a_kmajor: bool, b_kmajor: bool, async_copy: bo
         interior = (m0 + BM <= M) and (n0 + BN <= N)
         sta = setup_a(a_base, m0, M, lda, tid)
         stb = setup_b(b_base, n0, N, ldb, tid)
-        for s in range(STAGES - 1):
+        for s in range(STAGES - 1 - PAIRED):
             if s < ktiles:
                 load_stage(smem + s * STAGE_BYTES, s, kfull, interior, a_base, b_base, sta, stb,
                            m0, n0, M, N, K, lda, ldb, tid)
