@@ -282,20 +282,24 @@ def test_a_shared_front_end_gives_each_arch_the_ptx_of_its_own_compile(probe):
 
 
 def test_validate_plans_gemm_tiles_for_the_target_shared_memory():
-    """validate --as sm_80 on a Hopper GPU runs the tile an A100 would: the f64 tile that puts
-    two 96 KB blocks on a 228 KB SM does not fit an A100's 164 KB, so 128x128 takes its place."""
+    """validate --as sm_86 on a Hopper GPU runs the tile an RTX 30 would: the f64 tile that puts
+    two 72 KB blocks on an SM fits an A100's 164 KB but not the 99 KB of sm_86, so 128x128
+    takes its place there."""
     import numpy as np
 
     from nbkernels.matmul import plan
     from nbkernels.smem import device_limits, planned_for
 
     a = np.random.default_rng().standard_normal((4096, 4096))
-    if device_limits()[1] < 2 * 96 * 1024 + 2048:
-        pytest.skip("this GPU fits one 96 KB f64 block per SM already")
+    if device_limits()[1] < 2 * 72 * 1024 + 2048:
+        pytest.skip("this GPU fits one 72 KB f64 block per SM already")
     own = plan(a, a).tile
-    with planned_for("sm_80"):
-        a100 = plan(a, a).tile
-        assert device_limits()[1] == 163 * 1024
     assert (own.bm, own.bn, own.min_blocks) == (128, 64, 2)
-    assert (a100.bm, a100.bn) == (128, 128) and a100.smem_bytes("f64") <= 163 * 1024
+    with planned_for("sm_80"):
+        assert device_limits()[1] == 163 * 1024
+        assert plan(a, a).tile == own
+    with planned_for("sm_86"):
+        rtx = plan(a, a).tile
+        assert device_limits()[1] == 99 * 1024
+    assert (rtx.bm, rtx.bn) == (128, 128) and rtx.smem_bytes("f64") <= 99 * 1024
     assert plan(a, a).tile == own  # the cap ends with the block

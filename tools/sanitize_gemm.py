@@ -39,6 +39,9 @@ if cupy.cuda.Device().compute_capability == "90":  # Hopper-only variants
         ("bfloat16", 300, 264, 520, "rr", "sm90a/128x256x4c2", None),
         ("float64", 37, 29, 31, "rc", "dmma", None),      # f64 tensor cores, edges
         ("float64", 130, 70, 300, "cr", "dmma", None),
+        # K-major a (k-groups of 16, the refill after the first piece): 19 k-tiles through
+        # the 4-stage ring, edges in M and N
+        ("float64", 130, 70, 300, "rr", "dmma", None),
     ]
 
 if sys.argv[1:]:  # dtypes or variants

@@ -111,10 +111,13 @@ HEURISTIC_ORDER = (CANDIDATES[0], CANDIDATES[4], CANDIDATES[5])
 # H200 session 5 run 2 (perf-notes d3, 4096^3 / 8192^3, cuBLAS 60.8 / 61.9): 128x128 2x4 warps
 # 3 stages 42.0 / 43.3 TFLOPS; 4 stages 44.3 / 45.5; 4x2 warps 3 stages 44.8 / 46.6; 128x64
 # 2x2 warps 4 stages (two 96 KB blocks per SM) 46.6 / 47.9; 64x128 2x2 3 stages 36.1 / 37.3.
-# The two-per-SM tile first where two fit (min_blocks: the heuristic skips it on A100's 164 KB,
-# where 128x128 4x2 takes its place; not measured there).
-F64_TILES = (TileConfig(128, 64, 128, 2, 2, 4, min_blocks=2), TileConfig(128, 128, 128, 4, 2, 3),
-             TileConfig(128, 64, 128, 2, 2, 3), TileConfig(64, 64, 128, 2, 2, 3))
+# The two-per-SM tile first where two fit (min_blocks: the heuristic skips it on sm_86 / sm_89's
+# 99 KB, where 128x128 4x2 takes its place). 3 stages since session 26 (perf-notes d6; H100,
+# with the refill after the first piece, 4 / 3 stages: 0.90 / 0.90x cuBLAS at 2048^3, 0.93-0.94
+# / 0.94 at 4096^3, 0.86 / 0.97-0.98 at 8192^3). Two 72 KB blocks fit an A100's 164 KB too,
+# where two 96 KB ones did not (it ran 128x128 4x2 before; neither measured there).
+F64_TILES = (TileConfig(128, 64, 128, 2, 2, 3, min_blocks=2), TileConfig(128, 128, 128, 4, 2, 3),
+             TileConfig(64, 64, 128, 2, 2, 3))
 # tf32: 256x128 with 4x2 warps of 64x64 (240 registers on sm_80/86, 238 on sm_90a, no spills)
 # first: H200 run 7 (perf-notes), 107.6 / 128.6 TFLOPS at 4096^3 / 8192^3 against 87.4 / 101.8
 # for 128x128 with 2x4 warps of 64x32, which stays next for fewer blocks.

@@ -30,6 +30,10 @@ Design (per block of ``threads`` threads computing a ``bm x bn`` tile of D):
   DMMA.16x8x16, A read per 16-row piece; eight m8n8k4 below sm_90): 0.88-0.92x cuBLAS against
   0.81-0.85x for groups of 8 (H200, session 9 run 3; perf-notes d4). ``TileConfig.mma_k``
   (8 or 16) forces one;
+* a k-tile (cp.async, K-major ``a``): wait for its stage and a barrier, B's fragments and
+  the first 16-row piece's A fragments and MMAs, then the copies that refill the slot every
+  warp finished reading before the barrier, then the other pieces (perf-notes d6: with the
+  refill first, its ~70 instructions delayed every k-tile's first DMMA);
 * ``frag_db=1`` loads k-group kg+1's fragments before group kg's MMAs, across the stage
   boundary too (the wait and barrier move before a stage's last group), in k-groups of 4
   (``mma.m16n8k4.f64`` on sm_90+, two m8n8k4 below): doubled groups of 8 spill 72 / 124 B on
@@ -50,8 +54,6 @@ from numba import config, cuda, float64, int64, types, uint32
 from .. import intrinsics as I
 from ..arch import Arch, compile_target
 from .config import TileConfig, misfit
-
-SCHED: dict = {}  # experiment (session 26): k-loop schedule switches, read at build time
 from .mma_kernel import (_OUT_BYTES, _dev, _unrolled_epilogue, _wait_group, block_raster,
                          stage_loader)
 
@@ -274,11 +276,6 @@ def build_kernel(cfg: TileConfig, a_kmajor: bool, b_kmajor: bool, async_copy: bo
                                                          b_kmajor),
         NT, ESZ, BK, A_BYTES, async_copy, str(cfg))
     wait_stages = _wait_group(STAGES - 2)
-    PAIRED = int(SCHED.get("paired", 0)) if not FRAG_DB else 0
-    REFILL_PIECE = int(SCHED.get("refill_piece", 0))
-    # paired: one barrier per two k-tiles; at it both have landed, the two slots before them
-    # refilled (two commit groups): every group but the newest two... none outstanding
-    wait_pair = _wait_group(0)
     raster = block_raster(cfg.group_m)
     store_all = _unrolled_epilogue(MP, NF, "f64", epilogue, n_extra)
     OSZ = _OUT_BYTES["f64"]
@@ -355,42 +352,28 @@ def build_kernel(cfg: TileConfig, a_kmajor: bool, b_kmajor: bool, async_copy: bo
             I.cp_async_commit_group()
 
     @_dev
-    def refill(smem, kt, ktiles, kfull, interior, a_base, b_base, sta, stb, m0, n0, M, N, K,
-               lda, ldb, tid):
-        if PAIRED:
-            if kt % 2 == 0:  # slots of kt - 2 and kt - 1 get k-tiles kt + STAGES - 2 and - 1
-                next_stage(smem, kt - 1, ktiles, kfull, interior, a_base, b_base, sta, stb, m0,
-                           n0, M, N, K, lda, ldb, tid)
-                next_stage(smem, kt, ktiles, kfull, interior, a_base, b_base, sta, stb, m0, n0,
-                           M, N, K, lda, ldb, tid)
-        else:
-            next_stage(smem, kt, ktiles, kfull, interior, a_base, b_base, sta, stb, m0, n0, M, N,
-                       K, lda, ldb, tid)
-
-    @_dev
     def kstep(kk, smem, s_dbl, nx_dbl, kt, ktiles, kfull, interior, a_base, b_base, sta,
               stb, m0, n0, M, N, K, lda, ldb, tid, offs, afrag, bfrag, acc):
         """k-group kk (a literal) of k-tile kt."""
         a_bases, b_bases = offs
         if not FRAG_DB:  # wait and barrier, refill a slot, then load and multiply each k-group
             if KSTEPS == 1:
-                if PAIRED:
-                    if kt % 2 == 0:
-                        if async_copy:
-                            wait_pair()
-                        cuda.syncthreads()
-                else:
-                    if async_copy:
-                        wait_stages()
-                    cuda.syncthreads()
-                if REFILL_PIECE == 0:
-                    refill(smem, kt, ktiles, kfull, interior, a_base, b_base, sta, stb, m0, n0,
-                           M, N, K, lda, ldb, tid)
-                if REFILL_PIECE > 0:
-                    piecewise(s_dbl, a_bases, b_bases, afrag, bfrag, acc, 0, REFILL_PIECE)
-                    refill(smem, kt, ktiles, kfull, interior, a_base, b_base, sta, stb, m0, n0,
-                           M, N, K, lda, ldb, tid)
-                piecewise(s_dbl, a_bases, b_bases, afrag, bfrag, acc, REFILL_PIECE, MP)
+                # cp.async: the refill's copies after the first piece's MMAs, not before the
+                # fragment loads, where its ~70 instructions sat between the barrier and the
+                # first DMMA (H100 / H200, 2048^3 and 4096^3: 0.87 / 0.90x cuBLAS -> 0.90 /
+                # 0.94x; perf-notes d6). Ordinary loads stay first: their values would be live
+                # beside the first piece's fragments (sm_86 spilled 100 B).
+                if async_copy:
+                    wait_stages()
+                cuda.syncthreads()
+                if not async_copy:
+                    next_stage(smem, kt, ktiles, kfull, interior, a_base, b_base, sta, stb, m0,
+                               n0, M, N, K, lda, ldb, tid)
+                piecewise(s_dbl, a_bases, b_bases, afrag, bfrag, acc, 0, 1)
+                if async_copy:
+                    next_stage(smem, kt, ktiles, kfull, interior, a_base, b_base, sta, stb, m0,
+                               n0, M, N, K, lda, ldb, tid)
+                piecewise(s_dbl, a_bases, b_bases, afrag, bfrag, acc, 1, MP)
                 return
             if kk == 0:
                 if async_copy:
@@ -461,7 +444,7 @@ def build_kernel(cfg: TileConfig, a_kmajor: bool, b_kmajor: bool, async_copy: bo
         interior = (m0 + BM <= M) and (n0 + BN <= N)
         sta = setup_a(a_base, m0, M, lda, tid)
         stb = setup_b(b_base, n0, N, ldb, tid)
-        for s in range(STAGES - 1 - PAIRED):
+        for s in range(STAGES - 1):
             if s < ktiles:
                 load_stage(smem + s * STAGE_BYTES, s, kfull, interior, a_base, b_base, sta, stb,
                            m0, n0, M, N, K, lda, ldb, tid)
