@@ -166,6 +166,18 @@ def rotation_count(set_bytes, l2_bytes, most=8):
     return max(2, min(most, -(-3 * l2_bytes // max(set_bytes, 1))))
 
 
+#: operand layouts of a run ("rr": both row-major; "c" makes that operand column-major, e.g.
+#: "cr" an M-major a, which the float64 kernel runs in k-groups of 8); set by ``--layout``
+LAYOUT = "rr"
+
+
+def _laid_out(a, b):
+    import cupy
+
+    return (cupy.asfortranarray(a) if LAYOUT[0] == "c" else a,
+            cupy.asfortranarray(b) if LAYOUT[1] == "c" else b)
+
+
 def _inputs(dtype, m, n, k, l2_bytes, rng):
     import cupy
 
@@ -178,7 +190,7 @@ def _inputs(dtype, m, n, k, l2_bytes, rng):
         else:
             a = cupy.asarray(rng.standard_normal((m, k), np.float32).astype(dtype))
             b = cupy.asarray(rng.standard_normal((k, n), np.float32).astype(dtype))
-        sets.append((a, b))
+        sets.append(_laid_out(a, b))
     return sets
 
 
@@ -298,9 +310,10 @@ def _warm_one(job):
 
     import nbkernels
 
-    dt, (m, n, k), variant, precision, fields = job
+    dt, (m, n, k), variant, precision, fields, layout = job
+    globals()["LAYOUT"] = layout  # a spawned process
     dtype = _dtype(dt)
-    a, b = cupy.empty((m, k), dtype), cupy.empty((k, n), dtype)
+    a, b = _laid_out(cupy.empty((m, k), dtype), cupy.empty((k, n), dtype))
     out = cupy.empty((m, n), np.int32 if dtype == np.int8 else dtype)
     nbkernels.gemm(a, b, out=out, **_kwargs(dt, variant, precision, _tile(fields)))
     cupy.cuda.get_current_stream().synchronize()
@@ -318,14 +331,13 @@ def prewarm(dtypes, shapes, variant, precision, tiles, procs):
     jobs, seen = [], set()
     for dt in dtypes:
         for m, n, k in shapes:
-            a = cupy.empty((m, k), _dtype(dt))
-            b = cupy.empty((k, n), _dtype(dt))
+            a, b = _laid_out(cupy.empty((m, k), _dtype(dt)), cupy.empty((k, n), _dtype(dt)))
             for t in tiles:
                 # the same plan (variant, layouts, loader, tile, split-K) is the same kernels
                 plan = nbkernels.explain(a, b, **_kwargs(dt, variant, precision, t))
                 if plan.split("\n", 1)[1] not in seen:
                     seen.add(plan.split("\n", 1)[1])
-                    jobs.append((dt, (m, n, k), variant, precision, _fields(t)))
+                    jobs.append((dt, (m, n, k), variant, precision, _fields(t), LAYOUT))
             del a, b
     with mp.get_context("spawn").Pool(min(procs, len(jobs))) as pool:
         for _ in pool.imap_unordered(_warm_one, jobs):
@@ -400,6 +412,8 @@ def main(argv=None):
     ap.add_argument("--prewarm-only", action="store_true", help="compile, then stop")
     ap.add_argument("--settle", type=float, default=SETTLE_S, metavar="S",
                     help="seconds each job runs back to back before it is timed")
+    ap.add_argument("--layout", default="rr", choices=("rr", "rc", "cr", "cc"),
+                    help="a and b row- (r) or column-major (c)")
     ap.add_argument("--json")
     ap.add_argument("--summary", nargs="+", metavar="JSON", help="print saved rows as a table")
     args = ap.parse_args(argv)
@@ -418,6 +432,7 @@ def main(argv=None):
         shapes = [(int(s), int(s), int(s)) for s in args.sizes.split(",")]
     dtypes = args.dtypes.split(",")
     tiles = parse_tiles(args.tiles)
+    globals()["LAYOUT"] = args.layout
     if args.prewarm or args.prewarm_only:
         n = prewarm(dtypes, shapes, args.variant, args.precision, tiles, args.prewarm or 8)
         print(f"prewarmed {n} configurations", flush=True)
