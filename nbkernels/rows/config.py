@@ -206,13 +206,13 @@ def layout_mode(cfg: RowConfig, lim: SmLimits, own: str | None = None) -> str | 
     own default (``nbk_loop_by_threads``, ``nbk_loop_default``; None is the automatic loop)."""
     if cfg.variant != "block" or lim.dram_gbps_per_sm <= 0:
         return None
-    if lim.dram_gbps_per_sm <= PER_ROW_MAX_GBPS_PER_SM:
-        if cfg.threads <= PER_ROW_MAX_THREADS:
-            return "0"
-        return "pairs" if own != "0" else None  # 512 threads (run H)
-    if cfg.threads > PER_ROW_MAX_THREADS:
-        return None
-    return "pairs" if own != "0" else None
+    narrow = lim.dram_gbps_per_sm <= PER_ROW_MAX_GBPS_PER_SM  # the H100's side (runs A-I)
+    small = cfg.threads <= PER_ROW_MAX_THREADS
+    if narrow and small:
+        return "0"
+    if narrow != small:  # 512 threads at <= 30 GB/s (run H), <= 256 above (runs F, G)
+        return "pairs" if own != "0" else None
+    return None  # 512 threads above 30 GB/s: the kernel's own choice
 
 
 def plan_loop(cfg: RowConfig, items: int, sms: int, lim: SmLimits, regs: int, static_smem: int,
