@@ -112,10 +112,11 @@ HEURISTIC_ORDER = (CANDIDATES[0], CANDIDATES[4], CANDIDATES[5])
 # 3 stages 42.0 / 43.3 TFLOPS; 4 stages 44.3 / 45.5; 4x2 warps 3 stages 44.8 / 46.6; 128x64
 # 2x2 warps 4 stages (two 96 KB blocks per SM) 46.6 / 47.9; 64x128 2x2 3 stages 36.1 / 37.3.
 # The two-per-SM tile first where two fit (min_blocks: the heuristic skips it on sm_86 / sm_89's
-# 99 KB, where 128x128 4x2 takes its place). 3 stages since session 26 (perf-notes d6; H100,
-# with the refill after the first piece, 4 / 3 stages: 0.90 / 0.90x cuBLAS at 2048^3, 0.93-0.94
-# / 0.94 at 4096^3, 0.86 / 0.97-0.98 at 8192^3). Two 72 KB blocks fit an A100's 164 KB too,
-# where two 96 KB ones did not (it ran 128x128 4x2 before; neither measured there).
+# 99 KB, where 128x128 4x2 takes its place). 3 stages since session 26 (perf-notes d6, runs F,
+# one tile a process, with the refill after the first piece; H100, 4 / 3 stages: 0.90 / 0.90x
+# cuBLAS at 2048^3, 0.94 / 0.95 at 4096^3, 0.96 / 0.95 at 8192^3; the H200 alike; an M-major a
+# 1-2% slower with 3). Two 72 KB blocks fit an A100's 164 KB too, where two 96 KB ones did not
+# (it ran 128x128 4x2 before; neither measured there).
 F64_TILES = (TileConfig(128, 64, 128, 2, 2, 3, min_blocks=2), TileConfig(128, 128, 128, 4, 2, 3),
              TileConfig(64, 64, 128, 2, 2, 3))
 # tf32: 256x128 with 4x2 warps of 64x64 (240 registers on sm_80/86, 238 on sm_90a, no spills)

@@ -357,32 +357,29 @@ def build_kernel(cfg: TileConfig, a_kmajor: bool, b_kmajor: bool, async_copy: bo
         """k-group kk (a literal) of k-tile kt."""
         a_bases, b_bases = offs
         if not FRAG_DB:  # wait and barrier, refill a slot, then load and multiply each k-group
-            if KSTEPS == 1:
-                # cp.async: the refill's copies after the first piece's MMAs, not before the
-                # fragment loads, where its ~70 instructions sat between the barrier and the
-                # first DMMA (H100 / H200, 2048^3 and 4096^3: 0.87 / 0.90x cuBLAS -> 0.90 /
-                # 0.94x; perf-notes d6). Ordinary loads stay first: their values would be live
-                # beside the first piece's fragments (sm_86 spilled 100 B).
-                if async_copy:
-                    wait_stages()
-                cuda.syncthreads()
-                if not async_copy:
-                    next_stage(smem, kt, ktiles, kfull, interior, a_base, b_base, sta, stb, m0,
-                               n0, M, N, K, lda, ldb, tid)
-                piecewise(s_dbl, a_bases, b_bases, afrag, bfrag, acc, 0, 1)
-                if async_copy:
-                    next_stage(smem, kt, ktiles, kfull, interior, a_base, b_base, sta, stb, m0,
-                               n0, M, N, K, lda, ldb, tid)
-                piecewise(s_dbl, a_bases, b_bases, afrag, bfrag, acc, 1, MP)
-                return
+            # A whole-stage k-group with cp.async refills the slot after the first piece's MMAs,
+            # not before the fragment loads, where its ~70 instructions sat between the barrier
+            # and the first DMMA (H100 / H200, 2048^3 and 4096^3: 0.87 / 0.90x cuBLAS -> 0.90
+            # / 0.95x; perf-notes d6). Ordinary loads stay first (their values would be live
+            # beside the first piece's fragments: sm_86 spilled 100 B), and so do k-groups of
+            # 8, where the move measured within the spread.
+            late = KSTEPS == 1 and async_copy
             if kk == 0:
                 if async_copy:
                     wait_stages()
                 cuda.syncthreads()
-                next_stage(smem, kt, ktiles, kfull, interior, a_base, b_base, sta, stb, m0, n0,
-                           M, N, K, lda, ldb, tid)
-            load_frags(s_dbl, kk, 0, a_bases, b_bases, afrag, bfrag)
-            mmas(0, afrag, bfrag, acc)
+                if not late:
+                    next_stage(smem, kt, ktiles, kfull, interior, a_base, b_base, sta, stb, m0,
+                               n0, M, N, K, lda, ldb, tid)
+            if KSTEPS == 1:
+                piecewise(s_dbl, a_bases, b_bases, afrag, bfrag, acc, 0, 1)
+                if late:
+                    next_stage(smem, kt, ktiles, kfull, interior, a_base, b_base, sta, stb, m0,
+                               n0, M, N, K, lda, ldb, tid)
+                piecewise(s_dbl, a_bases, b_bases, afrag, bfrag, acc, 1, MP)
+            else:
+                load_frags(s_dbl, kk, 0, a_bases, b_bases, afrag, bfrag)
+                mmas(0, afrag, bfrag, acc)
             return
         # double-buffered: the next k-group's fragments first (at the last k-group the next
         # stage's, after the barrier of k-group KSTEPS-2), then this k-group's MMAs
