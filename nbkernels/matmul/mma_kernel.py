@@ -708,16 +708,20 @@ def build_kernel(cfg: TileConfig, kind: str, a_kmajor: bool, b_kmajor: bool, asy
                     wait_stages()
                 cuda.syncthreads()
                 nt = kt + STAGES - 1
-                if nt < ktiles:
-                    load_stage(smem + (nt % STAGES) * STAGE_BYTES, nt, kfull, interior, a_base,
-                               b_base, sta, stb, m0, n0, M, N, K, lda, ldb, tid)
-                if async_copy:
-                    I.cp_async_commit_group()
+                if not async_copy:
+                    if nt < ktiles:
+                        load_stage(smem + (nt % STAGES) * STAGE_BYTES, nt, kfull, interior,
+                                   a_base, b_base, sta, stb, m0, n0, M, N, K, lda, ldb, tid)
                 sa_base = smem + (kt % STAGES) * STAGE_BYTES
                 sb_base = sa_base + A_BYTES
                 # The k-steps of a stage are unrolled by hand (numba leaves a loop here, and the
                 # loop kept ptxas from loading step kk+1's fragments under step kk's MMAs).
                 kstep(sa_base, sb_base, 0, lane, wm, wn, afrag, bfrag, asmall, bsmall, acc)
+                if async_copy:  # the refill's copies after the first k-step (perf-notes v9)
+                    if nt < ktiles:
+                        load_stage(smem + (nt % STAGES) * STAGE_BYTES, nt, kfull, interior,
+                                   a_base, b_base, sta, stb, m0, n0, M, N, K, lda, ldb, tid)
+                    I.cp_async_commit_group()
                 if KSTEPS > 1:
                     kstep(sa_base, sb_base, 1, lane, wm, wn, afrag, bfrag, asmall, bsmall, acc)
                 if KSTEPS > 2:
