@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Session 26 run K (perf-notes v9): the sm80-class kernel with each k-tile's refill after its
-# first k-step (this tree) against before (HEAD~ = 6d1c1c5's kernel under _ab/old), sm80
+# first k-step (this tree) against before (e33d038's kernel under _ab/old), sm80
 # forced, bf16 / f16 / int8 at 4096^3 and 8192^3, one tree a process, two rounds, cuBLAS and
 # the mma.sync ceiling beside.
 # Usage (device tool, carry .whl): bash tools/device_s26k.sh
