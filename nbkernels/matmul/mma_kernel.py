@@ -597,6 +597,18 @@ def build_kernel(cfg: TileConfig, kind: str, a_kmajor: bool, b_kmajor: bool, asy
         mmas(0, afrag, bfrag, asmall, bsmall, acc)
 
     @_dev
+    def next_stage(smem, kt, ktiles, kfull, interior, a_base, b_base, sta, stb, m0, n0, M, N, K,
+                   lda, ldb, tid):
+        """k-tile kt + STAGES - 1 into the slot of k-tile kt - 1 (which every warp has read:
+        the barrier before), and its commit group."""
+        nt = kt + STAGES - 1
+        if nt < ktiles:
+            load_stage(smem + (nt % STAGES) * STAGE_BYTES, nt, kfull, interior, a_base, b_base,
+                       sta, stb, m0, n0, M, N, K, lda, ldb, tid)
+        if async_copy:
+            I.cp_async_commit_group()
+
+    @_dev
     def db_kstep(kk, sa_base, nx_base, kt, ktiles, smem, kfull, interior, a_base, b_base, sta,
                  stb, m0, n0, M, N, K, lda, ldb, tid, lane, wm, wn, afrag, bfrag, asmall, bsmall,
                  acc):
@@ -609,14 +621,9 @@ def build_kernel(cfg: TileConfig, kind: str, a_kmajor: bool, b_kmajor: bool, asy
         else:
             load_frags(nx_base, nx_base + A_BYTES, 0, (kk + 1) % 2, lane, wm, wn, afrag, bfrag,
                        asmall, bsmall)
-        if kk == 0:
-            # the slot of k-tile kt - 1: every warp has read it (barrier of the last stage)
-            nt = kt + STAGES - 1
-            if nt < ktiles:
-                load_stage(smem + (nt % STAGES) * STAGE_BYTES, nt, kfull, interior, a_base,
-                           b_base, sta, stb, m0, n0, M, N, K, lda, ldb, tid)
-            if async_copy:
-                I.cp_async_commit_group()
+        if kk == 0:  # the slot of k-tile kt - 1: every warp has read it (the last barrier)
+            next_stage(smem, kt, ktiles, kfull, interior, a_base, b_base, sta, stb, m0, n0, M, N,
+                       K, lda, ldb, tid)
         mmas(kk % 2, afrag, bfrag, asmall, bsmall, acc)
         if kk == KSTEPS - 2:
             # k-tile kt + 1 has landed (the next k-step reads it) and kt's slot is free
@@ -707,21 +714,17 @@ def build_kernel(cfg: TileConfig, kind: str, a_kmajor: bool, b_kmajor: bool, asy
                 if async_copy:
                     wait_stages()
                 cuda.syncthreads()
-                nt = kt + STAGES - 1
                 if not async_copy:
-                    if nt < ktiles:
-                        load_stage(smem + (nt % STAGES) * STAGE_BYTES, nt, kfull, interior,
-                                   a_base, b_base, sta, stb, m0, n0, M, N, K, lda, ldb, tid)
+                    next_stage(smem, kt, ktiles, kfull, interior, a_base, b_base, sta, stb, m0,
+                               n0, M, N, K, lda, ldb, tid)
                 sa_base = smem + (kt % STAGES) * STAGE_BYTES
                 sb_base = sa_base + A_BYTES
                 # The k-steps of a stage are unrolled by hand (numba leaves a loop here, and the
                 # loop kept ptxas from loading step kk+1's fragments under step kk's MMAs).
                 kstep(sa_base, sb_base, 0, lane, wm, wn, afrag, bfrag, asmall, bsmall, acc)
                 if async_copy:  # the refill's copies after the first k-step (perf-notes v9)
-                    if nt < ktiles:
-                        load_stage(smem + (nt % STAGES) * STAGE_BYTES, nt, kfull, interior,
-                                   a_base, b_base, sta, stb, m0, n0, M, N, K, lda, ldb, tid)
-                    I.cp_async_commit_group()
+                    next_stage(smem, kt, ktiles, kfull, interior, a_base, b_base, sta, stb, m0,
+                               n0, M, N, K, lda, ldb, tid)
                 if KSTEPS > 1:
                     kstep(sa_base, sb_base, 1, lane, wm, wn, afrag, bfrag, asmall, bsmall, acc)
                 if KSTEPS > 2:
