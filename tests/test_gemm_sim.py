@@ -34,6 +34,11 @@ CASES = [
     ("bfloat16", (0, 0), 128, 128, 256, "rr", None, None, [128, 128, 128, 2, 2, 3, 8, 2]),
     ("float16", (0, 0), 130, 72, 200, "cr", None, None, [128, 128, 128, 2, 2, 3, 8, 2]),
     ("float16", (0, 0), 70, 40, 200, "rc", None, None, [128, 128, 64, 2, 2, 4]),
+    # two column groups a thread (mma_kernel.column_groups): the tf32 tile's M-major a (64
+    # chunks a row, 256 threads) and a 128-thread tile's N-major b; edges inside the second
+    # group, K tails
+    ("float32", (0, 0), 40, 36, 40, "cr", "tf32", None, [256, 128, 64, 4, 2, 3]),
+    ("float32", (0, 0), 70, 100, 40, "rr", "tf32", None, [128, 128, 64, 2, 2, 4]),
     # split-K (few output tiles, long K): partial slices plus the reduction kernel
     ("bfloat16", (0, 0), 20, 36, 300, "rc", None, None),
     ("float16", (2, 2), 9, 17, 270, "rr", None, None),
@@ -126,3 +131,36 @@ def test_out_sharing_memory_with_an_input_in_simulator():
     for case, (err, where, tol, same) in zip(ALIAS_CASES, res):
         assert same, f"{case}: the result is not the out array passed"
         assert err <= tol, f"{case}: relative error {err:.3g} > {tol}; {where}"
+
+
+@pytest.mark.parametrize("rows,cpr,nt,period,want", [
+    (16, 64, 128, 4, 2),   # f64 128x64 tile, M-major a
+    (128, 8, 128, 4, 1),   # f64, K-major a
+    (16, 32, 128, 4, 1),   # f64, N-major b of 64
+    (16, 64, 256, 8, 2),   # tf32 256x128 tile, M-major a
+    (16, 32, 128, 8, 2),   # tf32 128-thread tile, N-major b of 128
+    (64, 16, 128, 8, 1),   # 16-bit WIDE_K, N-major b
+    (8, 4, 128, 8, 0),     # no split: the general loader
+])
+def test_fast_loader_chunks_cover_the_tile_once_at_constant_offsets(rows, cpr, nt, period, want):
+    """Each thread's chunks (setup's first chunk, then row steps and column groups) cover the
+    swizzled tile exactly once, at constant offsets from the first: what _fast_loader assumes."""
+    from nbkernels.matmul import dmma_kernel, mma_kernel
+
+    cg = mma_kernel.column_groups(rows, cpr, nt, period)
+    assert cg == want
+    if not cg:
+        return
+    swz = dmma_kernel.swizzle.py_func if period == 4 else mma_kernel._swizzle(cpr).py_func
+    span = cpr // cg
+    rstep = nt // span
+    seen = set()
+    for tid in range(nt):
+        row0, ch = tid // span, tid % span
+        first = row0 * cpr * 16 + swz(row0, ch) * 16
+        for it in range(rows * cpr // nt):
+            row, col = row0 + (it // cg) * rstep, ch + (it % cg) * span
+            off = row * cpr * 16 + swz(row, col) * 16
+            assert off == first + (it // cg) * rstep * cpr * 16 + (it % cg) * span * 16
+            seen.add(off)
+    assert len(seen) == rows * cpr

@@ -159,29 +159,52 @@ def _tile_loader(ROWS, CPR, swz, kmajor, NT, ESZ, async_copy):
     return load_tile
 
 
-def _fast_loader(ROWS, CPR, swz, kmajor, NT, ESZ, BK):
+def column_groups(rows, cpr, nt, period):
+    """How many chunk columns, ``cpr // cg`` apart, each thread of the fast loader takes (its
+    ``cg`` columns times rows ``nt // (cpr // cg)`` apart), or 0 where no split works. The rows
+    of one thread must sit a whole swizzle period apart, so that its chunks' swizzled offsets
+    differ by constants; a second column ``cpr // cg`` chunks over (a multiple of 8: the
+    swizzles XOR the low three bits) keeps that true when ``nt // cpr`` rows are fewer than a
+    period (the 128x64 float64 tile's M-major a: 64 chunks a row, 128 threads, 2 rows apart).
+    """
+    cg = 1
+    while cg <= cpr:
+        span = cpr // cg
+        if (cpr % cg == 0 and (cg == 1 or span % 8 == 0) and nt % span == 0
+                and (nt // span) % period == 0 and (rows * cpr) % nt == 0):
+            return cg
+        cg *= 2
+    return 0
+
+
+def _fast_loader(ROWS, CPR, swz, kmajor, NT, ESZ, BK, CG=1):
     """cp.async with the per-chunk arithmetic done once per thread (``setup``).
 
-    A thread's chunks sit RSTEP rows apart with one chunk column, so their global addresses
-    differ by a constant stride and their swizzled smem offsets by a constant (RSTEP is a
-    multiple of the swizzle period). Measured on H200 (ncu): the general loader made the
-    integer ALU the busiest pipe (45%) with the tensor pipe active 45% of the time.
-    ``load_interior`` takes a k-tile of an interior block with no predicate at all,
-    ``load_edge`` any other one (M/N edge from the setup, K edge per k-tile). The edge path
-    on the same per-thread state, rather than the general loader's per-chunk arithmetic that
-    LICM hoisted out of the k loop, took registers from 246 to 244 (bf16 128x128), 254 to 240
-    (tf32 256x128) and 255 + spills to 250 (f64 128x128), and made room for double-buffered
-    fragments (bf16: 255 + 164 B of spills before, 254 after).
+    A thread's chunks sit RSTEP rows apart in CG chunk columns SPAN apart (column_groups), so
+    their global addresses differ by constants and so do their swizzled smem offsets (RSTEP is
+    a multiple of the swizzle period, SPAN of the swizzle's XOR range). Measured on H200
+    (ncu): the general loader made the integer ALU the busiest pipe (45%) with the tensor pipe
+    active 45% of the time. ``load_interior`` takes a k-tile of an interior block with no
+    predicate at all, ``load_edge`` any other one (M/N edge from the setup, K edge per
+    k-tile). The edge path on the same per-thread state, rather than the general loader's
+    per-chunk arithmetic that LICM hoisted out of the k loop, took registers from 246 to 244
+    (bf16 128x128), 254 to 240 (tf32 256x128) and 255 + spills to 250 (f64 128x128), and made
+    room for double-buffered fragments (bf16: 255 + 164 B of spills before, 254 after).
+    Chunk ``it`` of a thread is row step ``it // CG``, column group ``it % CG``.
     """
     EPC = 16 // ESZ
     ITERS = ROWS * CPR // NT
-    RSTEP = NT // CPR
+    SPAN = CPR // CG  # chunks between a thread's columns
+    RSTEP = NT // SPAN
     SSTEP = RSTEP * CPR * 16
+    CSTEP = SPAN * 16  # smem bytes between a thread's columns
+    GSTEP = SPAN * EPC * ESZ  # global bytes between them (they run along the contiguous axis)
+    NBW = 5  # bits per column group's byte count in st[5] (M/N-major; at most 16)
 
     @_dev
     def setup(gptr, mn0, MN, ld, tid):
-        row0 = tid // CPR
-        ch = tid % CPR
+        row0 = tid // SPAN
+        ch = tid % SPAN
         soff0 = row0 * (CPR * 16) + swz(row0, ch) * 16
         pstep = RSTEP * ld * ESZ
         if kmajor:
@@ -190,40 +213,59 @@ def _fast_loader(ROWS, CPR, swz, kmajor, NT, ESZ, BK):
             nb = 16
             bits = 0
             for it in range(ITERS):
-                if mn0 + row0 + it * RSTEP < MN:
+                if mn0 + row0 + (it // CG) * RSTEP < MN:
                     bits |= 1 << it
         else:
             inner = mn0 + ch * EPC
             p0 = gptr + (row0 * ld + inner) * ESZ
             kadv = BK * ld * ESZ
-            nb = min(16, (MN - inner) * ESZ) if inner < MN else 0
+            if CG == 1:  # the bytes of the chunk inside MN
+                nb = min(16, (MN - inner) * ESZ) if inner < MN else 0
+            else:  # CG fields of NBW bits: the bytes of each column's chunk inside MN
+                nb = 0
+                for j in range(CG):
+                    inner_j = inner + j * SPAN * EPC
+                    if inner_j < MN:
+                        nb |= min(16, (MN - inner_j) * ESZ) << (NBW * j)
             bits = (1 << ITERS) - 1 if nb > 0 else 0
         kpos = ch * EPC if kmajor else row0  # this thread's first k within a k-tile
         return (int64(p0), int64(pstep), int64(kadv), int64(soff0), int64(bits), int64(nb),
                 int64(kpos))
 
     @_dev
+    def col_bytes(st, j):
+        """M/N-major: the bytes of column group j's chunk inside MN (0 to 16)."""
+        if CG == 1:
+            return st[5]
+        return (st[5] >> (NBW * j)) & 31
+
+    @_dev
+    def chunk_offsets(st, it):
+        """(smem, global) byte offsets of chunk it from the thread's first (smem: from its
+        first chunk's offset in the tile, st[3])."""
+        return (it // CG) * SSTEP + (it % CG) * CSTEP, (it // CG) * st[1] + (it % CG) * GSTEP
+
+    @_dev
     def load_edge(sbase, gptr, st, kt, K):
         p = st[0] + kt * st[2]
         krem = K - kt * BK - st[6]  # elements of K left from this thread's first k
-        if kmajor:  # one chunk column: its bytes inside K, the same for every row
-            nb = min(max(krem * ESZ, 0), 16)
-            for it in range(ITERS):
+        for it in range(ITERS):
+            so, go = chunk_offsets(st, it)
+            if kmajor:  # a column's bytes inside K, the same for every row
+                nb = min(max((krem - (it % CG) * SPAN * EPC) * ESZ, 0), 16)
                 ok = ((st[4] >> it) & 1) != 0 and nb > 0
-                I.cp_async_cg(sbase + st[3] + it * SSTEP, p + it * st[1] if ok else gptr, 16,
-                              nb if ok else 0)
-        else:  # rows k = kt * BK + st[6] + it * RSTEP
-            for it in range(ITERS):
-                ok = st[5] > 0 and it * RSTEP < krem
-                I.cp_async_cg(sbase + st[3] + it * SSTEP, p + it * st[1] if ok else gptr, 16,
-                              st[5] if ok else 0)
+            else:  # rows k = kt * BK + st[6] + (it // CG) * RSTEP
+                nb = col_bytes(st, it % CG)
+                ok = nb > 0 and (it // CG) * RSTEP < krem
+            I.cp_async_cg(sbase + st[3] + so, p + go if ok else gptr, 16, nb if ok else 0)
 
     @_dev
     def load_interior(sbase, st, kt):
         # Every chunk in bounds (an interior block, a full k-tile): no predicates at all.
         p = st[0] + kt * st[2]
         for it in range(ITERS):
-            I.cp_async_cg(sbase + st[3] + it * SSTEP, p + it * st[1], 16, 16)
+            so, go = chunk_offsets(st, it)
+            I.cp_async_cg(sbase + st[3] + so, p + go, 16, 16)
 
     LD_F64_IF = _LD_F64_IF
 
@@ -236,12 +278,14 @@ def _fast_loader(ROWS, CPR, swz, kmajor, NT, ESZ, BK):
         krem = K - kt * BK - st[6]
         d0 = (sbase - I.smem_addr(sm, 0) + st[3]) // 8
         for it in range(ITERS):
+            go = chunk_offsets(st, it)[1]
             for w in range(2):
                 if kmajor:
-                    ok = ((st[4] >> it) & 1) != 0 and w < krem
+                    ok = ((st[4] >> it) & 1) != 0 and w + (it % CG) * SPAN * EPC < krem
                 else:
-                    ok = w * 8 < st[5] and it * RSTEP < krem
-                sm[d0 + it * (SSTEP // 8) + w] = LD_F64_IF(p + it * st[1] + w * 8, ok)
+                    ok = w * 8 < col_bytes(st, it % CG) and (it // CG) * RSTEP < krem
+                sm[d0 + (it // CG) * (SSTEP // 8) + (it % CG) * (CSTEP // 8) + w] = LD_F64_IF(
+                    p + go + w * 8, ok)
 
     return setup, load_edge, load_interior, load_sync8
 
@@ -253,21 +297,18 @@ def stage_loader(a_geom, b_geom, NT, ESZ, BK, A_BYTES, async_copy, what):
     K-major?). Interior blocks and full k-tiles take the predicate-free loader, the rest the
     edge loader on the same per-thread state; float64 operands that are not 16-byte aligned
     predicated 8-byte loads on that state (the general loader spilled 108 B in the 128x128 f64
-    kernel); other operands that are not 16-byte aligned (and geometries where a thread's
-    chunks do not repeat the swizzle) the general one.
+    kernel); other operands that are not 16-byte aligned (and geometries column_groups cannot
+    split) the general one.
     """
-    def fast_ok(geom):  # a thread's chunks are one column, rows a swizzle period apart
-        rows, cpr, _, period, _ = geom
-        return NT % cpr == 0 and (NT // cpr) % period == 0
-
     for rows, cpr, _, _, _ in (a_geom, b_geom):
         if (rows * cpr) % NT:
             raise ValueError(f"{what}: tile chunks do not divide among {NT} threads")
+    cg_a, cg_b = (column_groups(g[0], g[1], NT, g[3]) for g in (a_geom, b_geom))
     setup_a, load_a_edge, load_a_inner, load_a_sync8 = _fast_loader(*a_geom[:3], a_geom[4], NT,
-                                                                     ESZ, BK)
+                                                                     ESZ, BK, max(cg_a, 1))
     setup_b, load_b_edge, load_b_inner, load_b_sync8 = _fast_loader(*b_geom[:3], b_geom[4], NT,
-                                                                     ESZ, BK)
-    fast = fast_ok(a_geom) and fast_ok(b_geom)
+                                                                     ESZ, BK, max(cg_b, 1))
+    fast = cg_a > 0 and cg_b > 0
     if fast and not async_copy and ESZ == 8:
         @_dev
         def load_stage(sbase, t, kfull, interior, a_base, b_base, sta, stb, m0, n0, M, N, K,

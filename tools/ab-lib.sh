@@ -1,0 +1,38 @@
+# Sourced by A/B device scripts after tools/device-preamble.sh (session 27): one bench process
+# per (tree, configuration), each run from its own tree's directory (python -m puts the working
+# directory first on sys.path: a tree run from another's directory imports the wrong package),
+# with its own kernel cache, and one summary line per process.
+#   ab_tree DIR        the absolute path of a tree unpacked under DIR (e.g. _ab/old), or of
+#                      this checkout for "."
+#   ab_bench LABEL DIR BENCH-ARGS...   bench rows under $out/LABEL.json, output $out/LABEL.txt
+#   ab_warm DIR BENCH-ARGS...          compile only (background it; collect with wait $pids)
+ab_tree() { if [ "$1" = . ]; then echo "$PWD"; else echo "$PWD/$1"; fi; }
+
+ab_cache() { if [ "$1" = "$PWD" ]; then echo "$NBKERNELS_CACHE_DIR"; else echo "$1/.nbk_cache"; fi; }
+
+ab_bench() {
+    local label=$1 dir=$2
+    shift 2
+    (cd "$dir" && PYTHONPATH=/tmp/site:$dir NBKERNELS_CACHE_DIR=$(ab_cache "$dir") timeout 240 \
+        python3 -m nbkernels.matmul.bench "$@" --json "$out/$label.json" > "$out/$label.txt" 2>&1)
+    local rc=$?
+    python3 - "$out/$label.json" "$label" "$rc" "$SECONDS" <<'PY'
+import json, sys
+path, label, rc, t = sys.argv[1:]
+try:
+    rows = json.load(open(path))
+except (OSError, ValueError):
+    print(f"{label:24s} rc={rc} at {t}s: no rows")
+    raise SystemExit
+cells = "  ".join(f"{r['m']}x{r['n']}x{r['k']}: {r['nbk_tflops']:.1f}/{r['cublas_tflops']:.1f}"
+                  f" = {r['ratio']:.3f} e{r['relerr']:.0e}" for r in rows)
+print(f"{label:24s} rc={rc} at {t}s  {cells}  [{rows[0]['plan_tile']}]")
+PY
+}
+
+ab_warm() {
+    local dir=$1
+    shift
+    (cd "$dir" && PYTHONPATH=/tmp/site:$dir NBKERNELS_CACHE_DIR=$(ab_cache "$dir") timeout 300 \
+        python3 -m nbkernels.matmul.bench "$@" --prewarm 1 --prewarm-only > /dev/null 2>&1)
+}
