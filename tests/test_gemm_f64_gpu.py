@@ -68,6 +68,23 @@ def test_each_f64_tile_at_a_size_with_edges(tile, lay):
     assert err <= TOL, f"{tile} {lay}: {err:.3g}; {where}"
 
 
+@pytest.mark.parametrize("lay,m", [("cr", 1000), ("cc", 1000), ("cr", 999), ("cc", 999)])
+def test_m_major_a_on_the_two_per_sm_tile(lay, m):
+    """The 128x64 tile's M-major a: two chunk columns a thread in the loader (cp.async; with
+    an odd M, a's columns are not 16-byte aligned: predicated 8-byte loads)."""
+    rng = np.random.default_rng()
+    a, b = make(rng, "float64", (m, 700), lay[0]), make(rng, "float64", (700, 1100), lay[1])
+    c = rng.standard_normal((m, 1100))
+    out = cupy.full((m, 1100), np.nan)
+    da, db = device_like(a), device_like(b) if lay[1] == "c" else cupy.asarray(b)
+    tile = cfgmod.F64_TILES[0]
+    plan = nbkernels.explain(da, db, tile=tile)
+    assert "a M-major" in plan and ("ordinary loads" in plan) == (m % 2 == 1), plan
+    nbkernels.gemm(da, db, cupy.asarray(c), alpha=0.5, beta=2.0, out=out, tile=tile)
+    err, where = relerr(cupy.asnumpy(out), reference(a, b, c, 0.5, 2.0))
+    assert err <= TOL, f"{tile} {lay} {m}: {err:.3g}; {where}"
+
+
 def test_f64_large_default_tile_is_chosen_and_correct():
     rng = np.random.default_rng()
     a = cupy.asarray(rng.standard_normal((2048, 1536)))

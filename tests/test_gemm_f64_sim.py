@@ -2,8 +2,9 @@
 float64 NumPy: odd and prime shapes, K = 0 and 1, every layout, batches, alpha/beta/c, a fused
 epilogue, each loader path, each f64 tile shape and double-buffered fragments; with the
 m8n8k4.f64 MMAs of sm_80 (what the simulator runs by default), and again, on the cases of
-SM90_CASES, with the sm_90 shapes forced (mma.m16n8k16.f64 with a K-major a, m16n8k8 with an
-M-major a or k-groups of 8 forced, m16n8k4 with double-buffered fragments). Which one a compile picks for each arch is checked on the PTX.
+SM90_CASES, with the sm_90 shapes forced (mma.m16n8k16.f64, m16n8k8 with k-groups of 8 forced,
+m16n8k4 with double-buffered fragments). Which one a compile picks for each arch is checked on
+the PTX.
 
 Runs in a child interpreter (the simulator must be enabled before numba.cuda is imported);
 fresh random inputs every run; the output is poisoned with NaN first.
@@ -18,8 +19,7 @@ from .simrun import simulated_result
 
 TILES = {None: None, "128x128": [128, 128, 128, 2, 4, 3], "128x64": [128, 64, 128, 2, 2, 3],
          "64x64db": [64, 64, 128, 2, 2, 3, 8, 0, 1], "128x128db": [128, 128, 128, 2, 4, 3, 8, 0, 1],
-         "128x64k8": [128, 64, 128, 2, 2, 3, 8, 0, 0, 8],
-         "128x64k16": [128, 64, 128, 2, 2, 3, 8, 0, 0, 16]}
+         "128x64k8": [128, 64, 128, 2, 2, 3, 8, 0, 0, 8]}
 
 CASES = [
     # (batch_a, batch_b), M, N, K, layouts (a, b), tile, scale of the inputs
@@ -47,9 +47,15 @@ CASES = [
     ((0, 0), 130, 129, 48, "cr", "128x128db", 1.0),
     ((0, 0), 23, 29, 31, "rr", None, 1e60),  # products near 1e120: no f32 anywhere
     ((0, 0), 23, 29, 31, "rc", None, 1e-60),  # products near 1e-120
-    # k-groups forced against a's major: of 8 with a K-major a, of 16 with an M-major a
+    # k-groups of 8 forced, with either major of a
     ((0, 0), 70, 65, 41, "rc", "128x64k8", 1.0),
-    ((2, 1), 33, 40, 50, "cr", "128x64k16", 1.0),
+    ((2, 1), 33, 40, 50, "cr", "128x64k8", 1.0),
+    # the 128x64 tile's M-major a: 64 chunks a row for 128 threads, two column groups a thread
+    # (mma_kernel.column_groups); M edges inside one group and past it, K tails, both loaders
+    ((0, 0), 136, 66, 40, "cr", "128x64", 1.0),  # cp.async: 8 rows of the second block
+    ((0, 0), 197, 70, 45, "cr", "128x64", 1.0),  # odd lda: predicated 8-byte loads
+    ((1, 1), 256, 64, 32, "cr", "128x64", 1.0),  # interior blocks, full k-tiles
+    ((0, 0), 200, 40, 37, "tt", "128x64", 1.0),  # with a K-major b
 ]
 
 # Through the sm_90 shapes (the kernel forced to them: the simulator has no compile target):
@@ -180,11 +186,13 @@ def test_layout_and_loader_choices_are_what_the_cases_mean_to_cover(results):
     assert "copy of a" in plans[9] and "copy of b" in plans[9], plans[9]
     assert "128x128x128B tile, 2x4 warps" in plans[15], plans[15]
     assert all("fragments double-buffered" in p for p in plans[17:21]), plans[17:21]
-    assert "k-groups of 8" in plans[23] and "k-groups of 16" in plans[24], plans[23:25]
+    assert "k-groups of 8" in plans[23] and "k-groups of 8" in plans[24], plans[23:25]
+    assert all("a M-major" in p and "128x64x128B" in p for p in plans[25:29]), plans[25:29]
+    assert "cp.async 16 B" in plans[25] and "ordinary loads" in plans[26], plans[25:27]
     sm90 = [r[3] for r in results["sm90"]]
     for what in ("a K-major", "a M-major", "b K-major", "b N-major", "ordinary loads",
                  "cp.async 16 B", "128x128x128B tile", "128x64x128B tile",
-                 "fragments double-buffered", "k-groups of 8", "k-groups of 16"):
+                 "fragments double-buffered", "k-groups of 8"):
         assert any(what in p for p in sm90), (what, sm90)
 
 

@@ -42,6 +42,10 @@ if cupy.cuda.Device().compute_capability == "90":  # Hopper-only variants
         # K-major a (k-groups of 16, the refill after the first piece): 19 k-tiles through
         # the 4-stage ring, edges in M and N
         ("float64", 130, 70, 300, "rr", "dmma", None),
+        # M-major a on the 128x64 tile (two chunk columns a thread, whole-stage k-groups):
+        # with a K-major b, and with an odd M (predicated 8-byte loads)
+        ("float64", 136, 66, 200, "cc", "dmma", None),
+        ("float64", 131, 70, 45, "cr", "dmma", None),
     ]
 
 if sys.argv[1:]:  # dtypes or variants

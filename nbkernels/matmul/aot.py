@@ -83,7 +83,6 @@ def _dmma(a_kmajor: bool, b_kmajor: bool, aligned: bool, arch: Arch, frag_db: in
     from . import mma_kernel, run
 
     tile = dataclasses.replace(default_tile("f64", arch), frag_db=frag_db)
-    # k-groups by a's major
     k = _once(mma_kernel.build_kernel, tile, "f64", a_kmajor, b_kmajor, aligned)
     return k.py_func, run._mma_sig(types.float64, types.Tuple(())), k.nbk_launch_bounds, \
         k.nbk_smem_bytes
@@ -127,13 +126,14 @@ def aot_variants(arch: Arch):
     for kind in ("f32", "f64"):
         out.append(Variant(f"gemm/simt/{kind}", "sm_75", functools.partial(_simt, kind)))
     # f64 on tensor cores: row-major a and b (N-major b), a transposed b (K-major), a
-    # transposed a (M-major, k-groups of 8), and the ordinary-load path (operands not 16-byte
-    # aligned). On sm_90a they spill a few registers outside the k loop (16-44 B; measured
+    # transposed a (M-major) with either b, and the ordinary-load path (operands not 16-byte
+    # aligned). On sm_90a some spill a few registers outside the k loop (16-44 B; measured
     # faster than the spill-free k-groups of 8: perf-notes d4), so spills inside a loop fail
-    # them. (A transposed a with a transposed b spills inside the loop, 12 local accesses per
-    # k-tile on sm_90a, with either k-group: not in this table until fixed.)
+    # them. (A transposed a spilled inside the loop until its loader took two column groups a
+    # thread: perf-notes d7.)
     for ak, bk, aligned, tag in ((True, False, True, "nn"), (True, True, True, "nt"),
-                                 (False, False, True, "tn"), (True, False, False, "nn/ld")):
+                                 (False, False, True, "tn"), (False, True, True, "tt"),
+                                 (True, False, False, "nn/ld")):
         out.append(Variant(f"gemm/dmma/f64/{tag}", "sm_80",
                            functools.partial(_dmma, ak, bk, aligned), "DMMA",
                            spills_outside_loops=True))

@@ -123,7 +123,7 @@ def _select_variant(kind, arch, forced):
         if forced not in (None, "dmma"):
             raise NbkernelsError(f"gemm: f64 runs on the dmma or simt variant, not {forced}")
         if arch is None or arch.base >= (8, 0):
-            mma = "mma.m16n8k16.f64 (m16n8k8 with an M-major a)" \
+            mma = "mma.m16n8k16.f64" \
                 if arch is not None and arch.base >= (9, 0) else "mma.m8n8k4.f64"
             return "dmma", ("forced by " + ("argument" if forced else "NBKERNELS_VARIANT")
                             if forced else "f64 on tensor cores, sm_80+: " + mma)

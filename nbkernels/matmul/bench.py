@@ -167,7 +167,7 @@ def rotation_count(set_bytes, l2_bytes, most=8):
 
 
 #: operand layouts of a run ("rr": both row-major; "c" makes that operand column-major, e.g.
-#: "cr" an M-major a, which the float64 kernel runs in k-groups of 8); set by ``--layout``
+#: "cr" an M-major a, "cc" that and a K-major b); set by ``--layout``
 LAYOUT = "rr"
 
 

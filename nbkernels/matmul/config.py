@@ -29,7 +29,7 @@ class TileConfig:
     # stage boundary too) is issued before k-step kk's MMAs. Not measured yet: off by default.
     frag_db: int = 0
     # float64 only: the K of one MMA k-group, 16 (mma.m16n8k16.f64 on sm_90+) or 8 (m16n8k8);
-    # 0: 16 with a K-major a, 8 with an M-major one (dmma_kernel); frag_db uses groups of 4
+    # 0: 16, a whole stage (dmma_kernel); 8 forces two groups a stage; frag_db uses groups of 4
     mma_k: int = 0
 
     def __post_init__(self):

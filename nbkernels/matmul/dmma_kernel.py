@@ -15,9 +15,14 @@ Design (per block of ``threads`` threads computing a ``bm x bn`` tile of D):
   (K-major) or four k (M/N-major) at once. The 16-byte chunk index is XORed with
   ``2 * (row & 3)``, which puts those four rows in four different chunk pairs of the 128-byte
   bank window (two wavefronts per warp, the minimum for 256 bytes);
-* K advances in k-groups of 8: a warp loads the m8n8k4 fragments of each of its 8-row and
-  8-column fragments for the group's two k-quarters, then multiplies each 16x8 piece of its
-  ``wm x wn`` sub-tile. Every fragment read is one LDS.64 from a per-thread base register plus
+* K advances a whole stage (16 doubles) at a time, one k-group (``mma.m16n8k16.f64``,
+  DMMA.16x8x16 on sm_90+; eight m8n8k4 below): a warp reads the B fragments of its 8-column
+  fragments for the four k-quarters, then per 16-row piece of its ``wm x wn`` sub-tile that
+  piece's A fragments and its MMAs (0.88-0.92x cuBLAS against 0.81-0.85x for k-groups of 8
+  with a K-major ``a``, H200, session 9 run 3, perf-notes d4; with an M-major ``a`` 0.91-0.99x
+  against 0.85-0.94x, H100, session 27 run A, perf-notes d7). ``TileConfig.mma_k`` 8 forces
+  groups of 8 instead: the m8n8k4 fragments of each 8-row and 8-column fragment for the
+  group's two k-quarters, then the MMAs of each 16x8 piece. Every fragment read is one LDS.64 from a per-thread base register plus
   a constant (``frag_bases``). The instruction is chosen when the kernel is compiled, by the
   target (CUDA C++'s ``#if __CUDA_ARCH__ >= 900``, here at lowering: ``_group_by_target``):
   sm_90 and newer issue one ``mma.m16n8k8.f64`` (SASS DMMA.16x8x8), what cuBLAS's Hopper DGEMM
@@ -25,12 +30,8 @@ Design (per block of ``threads`` threads computing a ``bm x bn`` tile of D):
   2x2x1_tensor16x8x8``, the same tile as the default here); sm_80 to sm_89 issue four
   ``mma.m8n8k4.f64`` (DMMA.884) on the same registers, k-quarter 0 before 1 for each
   accumulator as the m8n8k4 kernel before did, so their results are unchanged. A k-group of
-  the 64x32 warp tile is 16 DMMA.16x8x8 (1024 FMA each) or 64 DMMA.884 (256 each).
-  With a K-major ``a`` a whole stage is one k-group instead (``mma.m16n8k16.f64``,
-  DMMA.16x8x16, A read per 16-row piece; eight m8n8k4 below sm_90): 0.88-0.92x cuBLAS against
-  0.81-0.85x for groups of 8 (H200, session 9 run 3; perf-notes d4). ``TileConfig.mma_k``
-  (8 or 16) forces one;
-* a k-tile (cp.async, K-major ``a``): wait for its stage and a barrier, B's fragments and
+  8 of the 64x32 warp tile is 16 DMMA.16x8x8 (1024 FMA each) or 64 DMMA.884 (256 each);
+* a k-tile (cp.async, whole-stage k-groups): wait for its stage and a barrier, B's fragments and
   the first 16-row piece's A fragments and MMAs, then the copies that refill the slot every
   warp finished reading before the barrier, then the other pieces (perf-notes d6: with the
   refill first, its ~70 instructions delayed every k-tile's first DMMA);
@@ -250,11 +251,10 @@ def build_kernel(cfg: TileConfig, a_kmajor: bool, b_kmajor: bool, async_copy: bo
     if why:
         raise ValueError(f"{cfg}: {why}")
     FRAG_DB = bool(cfg.frag_db)
-    # K of a k-group (cfg.mma_k, else by a's major): the whole stage (16) with a K-major a
-    # (0.88-0.92x cuBLAS against 0.81-0.85 for 8; its few spills on sm_90a sit outside the k
-    # loop), 8 with an M-major a (16 spills inside the loop there); 4 with frag_db (doubled
-    # groups of 8 spill: module docstring)
-    MMA_K = 4 if FRAG_DB else (cfg.mma_k or (16 if a_kmajor else 8))
+    # K of a k-group (cfg.mma_k, else the whole stage: 16, for either major of a; an M-major a
+    # spilled inside the k loop with 16 until its loader took two column groups a thread,
+    # perf-notes d7); 4 with frag_db (doubled groups of 8 spill: module docstring)
+    MMA_K = 4 if FRAG_DB else (cfg.mma_k or 16)
     group = group_mma(MMA_K, mma)
     BM, BN, STAGES = cfg.bm, cfg.bn, cfg.stages
     BK = cfg.bk_bytes // ESZ
@@ -361,8 +361,8 @@ def build_kernel(cfg: TileConfig, a_kmajor: bool, b_kmajor: bool, async_copy: bo
             # not before the fragment loads, where its ~70 instructions sat between the barrier
             # and the first DMMA (H100 / H200, 2048^3 and 4096^3: 0.87 / 0.90x cuBLAS -> 0.90
             # / 0.95x; perf-notes d6). Ordinary loads stay first (their values would be live
-            # beside the first piece's fragments: sm_86 spilled 100 B), and so do k-groups of
-            # 8, where the move measured within the spread.
+            # beside the first piece's fragments: sm_86 spilled 100 B), and so do forced k-groups
+            # of 8, where the move measured within the spread.
             late = KSTEPS == 1 and async_copy
             if kk == 0:
                 if async_copy:
