@@ -125,13 +125,18 @@ def test_f64_fused_epilogue_with_extras():
     assert err <= TOL, where
 
 
-def test_f64_repeat_calls_take_new_data_alpha_beta_and_outputs():
-    """The repeat-call fast path must write each call's own pointers and float64 alpha/beta."""
+@pytest.mark.parametrize("lay", ["rr", "cc"])
+def test_f64_repeat_calls_take_new_data_alpha_beta_and_outputs(lay):
+    """The repeat-call fast path must write each call's own pointers and float64 alpha/beta;
+    "cc" runs as D^T = b^T a^T, with b's pointer in the kernel's A and a's in its B."""
+    from nbkernels.matmul import fast
+
     rng = np.random.default_rng()
     results = []
+    fast._FAST.clear()
     for i in range(4):
-        a = cupy.asarray(rng.standard_normal((96, 80)))
-        b = cupy.asarray(rng.standard_normal((80, 72)))
+        a, b = make(rng, "float64", (96, 80), lay[0]), make(rng, "float64", (80, 72), lay[1])
+        a, b = device_like(a), device_like(b)
         c = cupy.asarray(rng.standard_normal((96, 72)))
         out = None if i % 2 else cupy.full((96, 72), np.nan)
         alpha, beta = 0.1 + i / 3, -1.0 / (i + 3)  # not representable in float32
@@ -142,6 +147,8 @@ def test_f64_repeat_calls_take_new_data_alpha_beta_and_outputs():
         assert err <= TOL, f"call {i}: {where}"
         results.append(d)
     assert len({int(r.data.ptr) for r in results}) == 4
+    slots = [[i for _, i in st.fields[:2]] for lz in fast._FAST.values() for st in lz.steps]
+    assert slots == [[1, 0] if lay == "cc" else [0, 1]] * 2, slots  # with and without out
 
 
 def test_f64_torch_and_forced_simt():

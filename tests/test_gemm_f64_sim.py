@@ -55,7 +55,7 @@ CASES = [
     ((0, 0), 136, 66, 40, "cr", "128x64", 1.0),  # cp.async: 8 rows of the second block
     ((0, 0), 197, 70, 45, "cr", "128x64", 1.0),  # odd lda: predicated 8-byte loads
     ((1, 1), 256, 64, 32, "cr", "128x64", 1.0),  # interior blocks, full k-tiles
-    ((0, 0), 200, 40, 37, "tt", "128x64", 1.0),  # with a K-major b
+    ((0, 0), 200, 40, 37, "tt", "128x64", 1.0),  # with a K-major b: run as b^T a^T
 ]
 
 # Through the sm_90 shapes (the kernel forced to them: the simulator has no compile target):
@@ -127,6 +127,18 @@ res = np.full((21, 26), np.nan)
 bias_relu(a, b, bias, -0.25, out=res)
 want = np.maximum(a @ b + bias, -0.25)
 out.append(list(relerr(res, want)) + [1e-12, bias_relu.explain(a, b, bias, -0.25)])
+# both operands transposed, fused: not run as b^T a^T (the epilogue sees D's own rows, i)
+at, bt = make(rng, "float64", (21, 35), "c"), make(rng, "float64", (35, 26), "c")
+row_bias = rng.standard_normal(21)
+
+@nbkernels.gemm
+def add_row_bias(acc, i, j, bias):
+    return acc + bias[i] + 0.5 * j
+
+res = np.full((21, 26), np.nan)
+add_row_bias(at, bt, row_bias, out=res)
+want = at @ bt + row_bias[:, None] + 0.5 * np.arange(26)
+out.append(list(relerr(res, want)) + [1e-12, add_row_bias.explain(at, bt, row_bias)])
 res = np.full((21, 26), np.nan)
 nbkernels.gemm(a, b, out=res, variant="simt")
 out.append(list(relerr(res, reference(a, b))) + [1e-12, nbkernels.explain(a, b, variant="simt")])
@@ -135,7 +147,7 @@ print("RESULT" + json.dumps({"cases": out, "sm90": sm90,
 '''
 
 EXTRA = ["beta=0 with a NaN c", "c broadcast from a row", "fused epilogue with extras",
-         "forced simt variant"]
+         "fused epilogue, a and b transposed", "forced simt variant"]
 
 
 @pytest.fixture(scope="module")
@@ -176,6 +188,8 @@ def test_f64_gemm_contract_in_simulator(results, i):
         assert "variant: simt" in plan, plan
     if EXTRA[i] == "fused epilogue with extras":
         assert "variant: dmma" in plan and "bias_relu fused" in plan, plan
+    if EXTRA[i] == "fused epilogue, a and b transposed":
+        assert "a M-major, b K-major" in plan and "b^T a^T" not in plan, plan
 
 
 def test_layout_and_loader_choices_are_what_the_cases_mean_to_cover(results):
@@ -183,6 +197,10 @@ def test_layout_and_loader_choices_are_what_the_cases_mean_to_cover(results):
     assert "b N-major" in plans[0] and "cp.async 16 B" in plans[0], plans[0]
     assert "ordinary loads" in plans[1], plans[1]
     assert "a M-major" in plans[2], plans[2]
+    # a M-major and b K-major: run as D^T = b^T a^T (api.plan), batched and frag_db too
+    swapped = (2, 8, 14, 18, 28)
+    assert all("b^T a^T" in plans[i] for i in swapped), [plans[i] for i in swapped]
+    assert not any("b^T a^T" in p for i, p in enumerate(plans) if i not in swapped)
     assert "copy of a" in plans[9] and "copy of b" in plans[9], plans[9]
     assert "128x128x128B tile, 2x4 warps" in plans[15], plans[15]
     assert all("fragments double-buffered" in p for p in plans[17:21]), plans[17:21]

@@ -60,6 +60,7 @@ class Plan:
     reasons: list = field(default_factory=list)
     host: bool = False
     out_user: object = None  # the caller's out object (a torch CPU tensor behind a NumPy view)
+    swap: bool = False  # run as D^T = B^T A^T (run.execute), the operands' roles exchanged
 
     def describe(self) -> str:
         lines = [f"gemm {self.batch}x{self.m}x{self.n}x{self.k} ({self.kind}) -> "
@@ -67,7 +68,9 @@ class Plan:
                  f"  variant: {self.variant}" + (f" on {self.arch}" if self.arch else "")]
         if self.variant != "simt":
             lines.append(f"  layouts: a {'K' if self.a_kmajor else 'M'}-major, "
-                         f"b {'K' if self.b_kmajor else 'N'}-major")
+                         f"b {'K' if self.b_kmajor else 'N'}-major"
+                         + ("; run as D^T = b^T a^T (b^T K-major, a^T N-major)" if self.swap
+                            else ""))
             lines.append("  loader: " + ("TMA boxes (128-byte swizzle) on mbarriers"
                                          if self.variant == "sm90a" else
                                          "cp.async 16 B" if self.aligned else "ordinary loads"))
@@ -169,8 +172,9 @@ def _select_variant(kind, arch, forced):
 
 #: (SMs, opt-in shared memory per block) assumed where there is no GPU (an H100/H200).
 def plan(a, b, c=None, *, alpha=1, beta=0, out=None, precision=None, variant=None,
-         tile=None) -> Plan:
-    """Validate a call and decide how it runs; raises before anything is touched."""
+         tile=None, fused=False) -> Plan:
+    """Validate a call and decide how it runs; raises before anything is touched. ``fused``:
+    the call applies an epilogue (which sees each element's own row and column)."""
     va, vb = arrays.as_view(a, "a"), arrays.as_view(b, "b")
     vc = arrays.as_view(c, "c") if c is not None else None
     vo = arrays.as_view(out, "out") if out is not None else None
@@ -276,6 +280,14 @@ def plan(a, b, c=None, *, alpha=1, beta=0, out=None, precision=None, variant=Non
     if var == "sm75":
         p.aligned = False
         p.reasons.append("sm_75 has no cp.async: ordinary loads")
+    # float64 with an M-major a and a K-major b (both operands transposed): D^T = B^T A^T runs
+    # the row-major build (K-major b^T, N-major a^T) on the transposed problem, writing D through
+    # swapped strides. H100 / H200: 0.84-0.91x cuBLAS as they are, 0.91-0.96x for row-major
+    # operands (perf-notes d7). Not with a fused epilogue: it is given D's rows and columns.
+    p.swap = var == "dmma" and not fused and not p.a_kmajor and p.b_kmajor
+    if p.swap:
+        p.reasons.append("a M-major and b K-major: computed as the transposed product "
+                         "b^T a^T with the row-major kernel, D written through swapped strides")
     sms, max_smem = device_limits()
     if var == "sm90a":
         if _plan_sm90a(p, tile, variant or os.environ.get("NBKERNELS_VARIANT"), sms, max_smem):
@@ -299,7 +311,8 @@ def plan(a, b, c=None, *, alpha=1, beta=0, out=None, precision=None, variant=Non
         p.tile = cfgmod.FIXED_TILES[kind]
         p.reasons.append("3xtf32 keeps two fragments per operand: 64x32 warp tiles avoid spills")
     else:
-        p.tile = cfgmod.heuristic(kind, m, n, ka, batch, sms, max_smem)
+        p.tile = cfgmod.heuristic(kind, *((n, m) if p.swap else (m, n)), ka, batch, sms,
+                                  max_smem)
         p.reasons.append(f"tile from the heuristic for {sms} SMs and {max_smem} B shared memory")
     _split_k(p, sms)
     return p

@@ -123,6 +123,8 @@ def _fields(tag, n_scalars):
     alpha = 28 + n_scalars
     if tag in ("mma", "simt"):
         return list(zip(_PTR, "abcd")) + [(alpha, "alpha"), (alpha + 1, "beta")]
+    if tag == "mma-swapped":  # D^T = B^T A^T: b's pointer in the kernel's A, a's in its B
+        return list(zip(_PTR, "bacd")) + [(alpha, "alpha"), (alpha + 1, "beta")]
     if tag == "mma-partial":
         return list(zip(_PTR, ("a", "b", "w", "w"))) + [(alpha, "alpha")]
     if tag == "reduce":  # W, C, D, M, N, splits, 6 strides, beta

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import itertools
 import secrets
 import threading
@@ -124,12 +125,17 @@ def execute(p: "api.Plan", alpha, beta, stream=None, epilogue=None, extras=()):
                         bst, bst, scal, [el(alpha), el(beta_eff), np.int32(gm), np.int32(gn), ext],
                         ("simt", p.kind, epi_key), p.arch)
         return result
+    m, n, a_km, b_km, tag = p.m, p.n, p.a_kmajor, p.b_kmajor, "mma"
+    if p.swap:  # D^T = B^T A^T (api.plan): b^T as the K-major a, a^T as the N-major b
+        va, vb = _transposed(vb), _transposed(va)
+        m, n, a_km, b_km, tag = p.n, p.m, True, False, "mma-swapped"
+        c3, d3 = (c3[0], c3[2], c3[1]), (d3[0], d3[2], d3[1])
     A, B, D = runner.flat(va, np.uint8), runner.flat(vb, np.uint8), runner.flat(vd, np.uint8)
     C = runner.flat(vc, np.uint8) if vc is not None else D
-    lda = api.leading_dim(va, "a", p.a_kmajor)
-    ldb = api.leading_dim(vb, "b", p.b_kmajor)
+    lda = api.leading_dim(va, "a", a_km)
+    ldb = api.leading_dim(vb, "b", b_km)
     sm75 = p.variant == "sm75"
-    gm, gn = -(-p.m // p.tile.bm), -(-p.n // p.tile.bn)
+    gm, gn = -(-m // p.tile.bm), -(-n // p.tile.bn)
     at = {"s8": types.int32, "f64": types.float64}.get(p.kind, types.float32)
     cast = {"s8": np.int32, "f64": np.float64}.get(p.kind, np.float32)
     esz, osz = ELEMENT_BYTES[p.kind], p.result_dtype.itemsize
@@ -154,17 +160,22 @@ def execute(p: "api.Plan", alpha, beta, stream=None, epilogue=None, extras=()):
         _sm90a(p, va, vb, C, D, c3, d3, alpha, beta_eff, ext, ext_types, epilogue, epi_key,
                handle, pair)
         return result
-    kern = api._mma(p.tile, p.kind, p.a_kmajor, p.b_kmajor, p.aligned, sm75, epilogue, len(ext),
-                    pair)
-    scal = [p.m, p.n, p.k, lda, ldb, c3[1], c3[2], d3[1], d3[2]]
+    kern = api._mma(p.tile, p.kind, a_km, b_km, p.aligned, sm75, epilogue, len(ext), pair)
+    scal = [m, n, p.k, lda, ldb, c3[1], c3[2], d3[1], d3[2]]
     _batched_launch(kern, _mma_sig(at, ext_types), gm * gn, p.tile.threads, kern.nbk_smem_bytes,
                     handle, p.batch, [A, B, C, D],
                     [bst[0] * esz, bst[1] * esz, bst[2] * osz, bst[3] * osz], bst, scal,
                     [cast(alpha), cast(beta_eff), np.int32(gm), np.int32(gn), np.int32(1),
                      np.int64(0), ext],
-                    ("mma", p.tile.key, p.kind, p.a_kmajor, p.b_kmajor, p.aligned, sm75, pair,
-                     epi_key), p.arch)
+                    ("mma", p.tile.key, p.kind, a_km, b_km, p.aligned, sm75, pair, epi_key),
+                    p.arch, tag)
     return result
+
+
+def _transposed(v):
+    """``v`` with its last two axes exchanged (a view: the same memory and first element)."""
+    return dataclasses.replace(v, shape=tuple(v.shape[:-2]) + (v.shape[-1], v.shape[-2]),
+                               strides=tuple(v.strides[:-2]) + (v.strides[-1], v.strides[-2]))
 
 
 def _sm90a(p, va, vb, C, D, c3, d3, alpha, beta, ext, ext_types, epilogue, epi_key, handle,
@@ -311,7 +322,7 @@ def _split_k(p, va, A, B, C, D, lda, ldb, c3, d3, bst, gm, gn, alpha, beta, ext,
 
 
 def _batched_launch(kern, sig, blocks, threads, smem, stream, batch, flats, flat_strides,
-                    elem_strides, scalars, tail, key_parts, arch):
+                    elem_strides, scalars, tail, key_parts, arch, tag=None):
     """Launch over the batch in chunks of at most 65535 (the grid's y limit).
 
     ``flat_strides`` are the batch strides in the units of each flat buffer (bytes for the
@@ -321,7 +332,7 @@ def _batched_launch(kern, sig, blocks, threads, smem, stream, batch, flats, flat
         nb = min(_MAX_GRID_Y, batch - b0)
         ops = [_advance(f, b0 * s) if b0 else f for f, s in zip(flats, flat_strides)]
         args = ops + [np.int64(x) for x in scalars] + [np.int64(s) for s in elem_strides] + tail
-        _launch(kern, sig, (blocks, nb, 1), threads, smem, stream, args, key_parts, arch)
+        _launch(kern, sig, (blocks, nb, 1), threads, smem, stream, args, key_parts, arch, tag)
 
 
 def _advance(buf, units):
