@@ -22,8 +22,8 @@ Design (per block of ``threads`` threads computing a ``bm x bn`` tile of D):
   with a K-major ``a``, H200, session 9 run 3, perf-notes d4; with an M-major ``a`` 0.91-0.99x
   against 0.85-0.94x, H100, session 27 run A, perf-notes d7). ``TileConfig.mma_k`` 8 forces
   groups of 8 instead: the m8n8k4 fragments of each 8-row and 8-column fragment for the
-  group's two k-quarters, then the MMAs of each 16x8 piece. Every fragment read is one LDS.64 from a per-thread base register plus
-  a constant (``frag_bases``). The instruction is chosen when the kernel is compiled, by the
+  group's two k-quarters, then the MMAs of each 16x8 piece. Every fragment read is one LDS.64
+  from a per-thread base register plus a constant (``frag_bases``). The instruction is chosen when the kernel is compiled, by the
   target (CUDA C++'s ``#if __CUDA_ARCH__ >= 900``, here at lowering: ``_group_by_target``):
   sm_90 and newer issue one ``mma.m16n8k8.f64`` (SASS DMMA.16x8x8), what cuBLAS's Hopper DGEMM
   issues too (ncu, session 9: ``sm90_xmma_gemm_f64f64_..._tilesize128x64x16_stage3_warpsize
