@@ -107,17 +107,20 @@ def test_f64_misaligned_pointer_takes_ordinary_loads():
     assert err <= TOL, where
 
 
-def test_f64_fused_epilogue_with_extras():
+@pytest.mark.parametrize("lay", ["rr", "cc"])
+def test_f64_fused_epilogue_with_extras(lay):
+    """"cc" runs as D^T = b^T a^T: the epilogue must still be given D's own i and j."""
     @nbkernels.gemm
     def scaled_bias_clip(acc, i, j, bias, top):
         return min(acc + bias[j] * i, top)
 
     rng = np.random.default_rng()
-    a = cupy.asarray(rng.standard_normal((150, 90)))
-    b = cupy.asarray(rng.standard_normal((90, 130)))
+    a = device_like(make(rng, "float64", (150, 90), lay[0]))
+    b = device_like(make(rng, "float64", (90, 130), lay[1]))
     bias = cupy.asarray(rng.standard_normal(130))
     out = cupy.full((150, 130), np.nan)
-    assert "variant: dmma" in scaled_bias_clip.explain(a, b, bias, 3.0)
+    plan = scaled_bias_clip.explain(a, b, bias, 3.0)
+    assert "variant: dmma" in plan and ("b^T a^T" in plan) == (lay == "cc"), plan
     scaled_bias_clip(a, b, bias, 3.0, out=out)
     rows = np.arange(150)[:, None]
     want = np.minimum(cupy.asnumpy(a) @ cupy.asnumpy(b) + cupy.asnumpy(bias) * rows, 3.0)

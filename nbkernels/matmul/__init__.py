@@ -68,13 +68,12 @@ class FusedGemm:
             raise NbkernelsError(
                 f"{self.__name__}: at most {_MAX_EXTRAS} extra arguments, got {len(extra)}")
         p = plan(a, b, c, alpha=alpha, beta=beta, out=out, precision=precision, variant=variant,
-                 tile=tile, fused=True)
+                 tile=tile)
         return execute(p, alpha, beta, stream, self.epilogue, extra)
 
     def explain(self, a, b, *extra, **kwargs):
         kwargs.pop("stream", None)
-        return plan(a, b, fused=True, **kwargs).describe() + \
-            f"\n  epilogue: {self.__name__} fused"
+        return plan(a, b, **kwargs).describe() + f"\n  epilogue: {self.__name__} fused"
 
 
 __all__ = ["gemm", "explain", "plan", "autotune", "FusedGemm", "TileConfig"]

@@ -172,9 +172,8 @@ def _select_variant(kind, arch, forced):
 
 #: (SMs, opt-in shared memory per block) assumed where there is no GPU (an H100/H200).
 def plan(a, b, c=None, *, alpha=1, beta=0, out=None, precision=None, variant=None,
-         tile=None, fused=False) -> Plan:
-    """Validate a call and decide how it runs; raises before anything is touched. ``fused``:
-    the call applies an epilogue (which sees each element's own row and column)."""
+         tile=None) -> Plan:
+    """Validate a call and decide how it runs; raises before anything is touched."""
     va, vb = arrays.as_view(a, "a"), arrays.as_view(b, "b")
     vc = arrays.as_view(c, "c") if c is not None else None
     vo = arrays.as_view(out, "out") if out is not None else None
@@ -282,9 +281,10 @@ def plan(a, b, c=None, *, alpha=1, beta=0, out=None, precision=None, variant=Non
         p.reasons.append("sm_75 has no cp.async: ordinary loads")
     # float64 with an M-major a and a K-major b (both operands transposed): D^T = B^T A^T runs
     # the row-major build (K-major b^T, N-major a^T) on the transposed problem, writing D through
-    # swapped strides. H100 / H200: 0.84-0.91x cuBLAS as they are, 0.91-0.96x for row-major
-    # operands (perf-notes d7). Not with a fused epilogue: it is given D's rows and columns.
-    p.swap = var == "dmma" and not fused and not p.a_kmajor and p.b_kmajor
+    # swapped strides; a fused epilogue is called with the row and column exchanged back
+    # (run.swapped_epilogue). H100 / H200: 0.84-0.91x cuBLAS as they are, 0.91-0.96x swapped
+    # (perf-notes d8).
+    p.swap = var == "dmma" and not p.a_kmajor and p.b_kmajor
     if p.swap:
         p.reasons.append("a M-major and b K-major: computed as the transposed product "
                          "b^T a^T with the row-major kernel, D written through swapped strides")

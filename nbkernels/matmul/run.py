@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import itertools
 import secrets
 import threading
@@ -130,6 +131,9 @@ def execute(p: "api.Plan", alpha, beta, stream=None, epilogue=None, extras=()):
         va, vb = _transposed(vb), _transposed(va)
         m, n, a_km, b_km, tag = p.n, p.m, True, False, "mma-swapped"
         c3, d3 = (c3[0], c3[2], c3[1]), (d3[0], d3[2], d3[1])
+        if epilogue is not None:
+            epilogue = swapped_epilogue(epilogue, len(ext))
+            epi_key = id(epilogue)
     A, B, D = runner.flat(va, np.uint8), runner.flat(vb, np.uint8), runner.flat(vd, np.uint8)
     C = runner.flat(vc, np.uint8) if vc is not None else D
     lda = api.leading_dim(va, "a", a_km)
@@ -170,6 +174,17 @@ def execute(p: "api.Plan", alpha, beta, stream=None, epilogue=None, extras=()):
                     ("mma", p.tile.key, p.kind, a_km, b_km, p.aligned, sm75, pair, epi_key),
                     p.arch, tag)
     return result
+
+
+@functools.lru_cache(maxsize=None)
+def swapped_epilogue(epilogue, n_extra):
+    """``epilogue`` for a kernel computing D^T: called as ``(v, i, j, *extra)`` with the
+    kernel's row i and column j, it passes D's own (j, i) on. One object per (epilogue,
+    n_extra), so that the compiled kernel is found again (its key holds the id)."""
+    args = "".join(f", x{k}" for k in range(n_extra))
+    ns = {"epi": epilogue}
+    exec(f"def swapped(v, i, j{args}):\n    return epi(v, j, i{args})\n", ns)
+    return cuda.jit(device=True, inline="always")(ns["swapped"])
 
 
 def _transposed(v):
