@@ -24,7 +24,7 @@ try:
 except (OSError, ValueError):
     print(f"{label:24s} rc={rc} at {t}s: no rows")
     raise SystemExit
-cells = "  ".join(f"{r['m']}x{r['n']}x{r['k']}: {r['nbk_tflops']:.1f}/{r['cublas_tflops']:.1f}"
+cells = "  ".join(f"{r['dtype']} {r['m']}x{r['n']}x{r['k']}: {r['nbk_tflops']:.1f}/{r['cublas_tflops']:.1f}"
                   f" = {r['ratio']:.3f} e{r['relerr']:.0e}" for r in rows)
 print(f"{label:24s} rc={rc} at {t}s  {cells}  [{rows[0]['plan_tile']}]")
 PY
