@@ -141,8 +141,8 @@ def main():
     except ImportError:
         pass
     if CALLS:
-        parts = [p for p in parts if p[0].startswith(("empty", "rms_norm", "gemm", "torch rms",
-                                                         "cupy.matmul"))]
+        parts = [p for p in parts if p[0].startswith(("empty", "rms_norm", "gemm 128",
+                                                         "torch rms", "cupy.matmul"))]
     width = max(len(p[0]) for p in parts)
     for name, fn in parts:
         print(f"{name:<{width}}  {per_call(fn):7.2f} us", flush=True)
