@@ -56,7 +56,7 @@ from .. import intrinsics as I
 from ..arch import Arch, compile_target
 from .config import TileConfig, misfit
 from .mma_kernel import (_OUT_BYTES, _dev, _unrolled_epilogue, _wait_group, block_raster,
-                         stage_loader)
+                         stage_loader, stage_refill)
 
 ESZ = 8
 KSTEP = 4  # K of one mma.m8n8k4.f64: the unit of the fragment loads
@@ -340,16 +340,7 @@ def build_kernel(cfg: TileConfig, a_kmajor: bool, b_kmajor: bool, async_copy: bo
                 for i in range(4):
                     acc[p, n, i] = d[i]
 
-    @_dev
-    def next_stage(smem, kt, ktiles, kfull, interior, a_base, b_base, sta, stb, m0, n0, M, N, K,
-                   lda, ldb, tid):
-        # into the slot of k-tile kt - 1, which every warp has read (the last barrier)
-        nt = kt + STAGES - 1
-        if nt < ktiles:
-            load_stage(smem + (nt % STAGES) * STAGE_BYTES, nt, kfull, interior, a_base, b_base,
-                       sta, stb, m0, n0, M, N, K, lda, ldb, tid)
-        if async_copy:
-            I.cp_async_commit_group()
+    next_stage = stage_refill(load_stage, STAGES, STAGE_BYTES, async_copy)
 
     @_dev
     def kstep(kk, smem, s_dbl, nx_dbl, kt, ktiles, kfull, interior, a_base, b_base, sta,

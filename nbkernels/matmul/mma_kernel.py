@@ -338,6 +338,21 @@ def stage_loader(a_geom, b_geom, NT, ESZ, BK, A_BYTES, async_copy, what):
     return setup_a, setup_b, load_stage
 
 
+def stage_refill(load_stage, STAGES, STAGE_BYTES, async_copy):
+    """``next_stage(...)``: k-tile kt + STAGES - 1 into the slot of k-tile kt - 1 (which every
+    warp has read: the barrier before), and its commit group; for both tensor-core kernels."""
+    @_dev
+    def next_stage(smem, kt, ktiles, kfull, interior, a_base, b_base, sta, stb, m0, n0, M, N, K,
+                   lda, ldb, tid):
+        nt = kt + STAGES - 1
+        if nt < ktiles:
+            load_stage(smem + (nt % STAGES) * STAGE_BYTES, nt, kfull, interior, a_base, b_base,
+                       sta, stb, m0, n0, M, N, K, lda, ldb, tid)
+        if async_copy:
+            I.cp_async_commit_group()
+    return next_stage
+
+
 # Source templates per output kind, filled with str.format: loading C at {addr} (if {ok}) as
 # f32/s32, the 16 result bits of {v}, and storing {v} at {addr} (if {ok}).
 _C_LOAD = {
@@ -637,17 +652,7 @@ def build_kernel(cfg: TileConfig, kind: str, a_kmajor: bool, b_kmajor: bool, asy
         load_frags(sa_base, sb_base, kk, 0, lane, wm, wn, afrag, bfrag, asmall, bsmall)
         mmas(0, afrag, bfrag, asmall, bsmall, acc)
 
-    @_dev
-    def next_stage(smem, kt, ktiles, kfull, interior, a_base, b_base, sta, stb, m0, n0, M, N, K,
-                   lda, ldb, tid):
-        """k-tile kt + STAGES - 1 into the slot of k-tile kt - 1 (which every warp has read:
-        the barrier before), and its commit group."""
-        nt = kt + STAGES - 1
-        if nt < ktiles:
-            load_stage(smem + (nt % STAGES) * STAGE_BYTES, nt, kfull, interior, a_base, b_base,
-                       sta, stb, m0, n0, M, N, K, lda, ldb, tid)
-        if async_copy:
-            I.cp_async_commit_group()
+    next_stage = stage_refill(load_stage, STAGES, STAGE_BYTES, async_copy)
 
     @_dev
     def db_kstep(kk, sa_base, nx_base, kt, ktiles, smem, kfull, interior, a_base, b_base, sta,
