@@ -11,11 +11,12 @@ piece here is measured against the alternatives on the device machine (perf-note
 * :class:`EnvSwitches`: a fingerprint of the ``NBKERNELS_*`` switches a launch depends on.
   ``os.environ.get`` of an unset name costs ~0.6 us (a raised and caught KeyError); reading
   the mapping's underlying dict costs a tenth of that, and a switch set later is still seen.
-* :func:`alloc_ptr`: an output in the caller's framework on its array's device, and its
-  pointer, without CuPy's device context manager when that device is already current.
-* :func:`stream_handle`: the caller's current stream as a raw handle;
-  ``torch.cuda.current_stream().cuda_stream`` costs ~8 us, torch's raw-stream query (the one
-  Triton's launcher uses) well under one.
+* :func:`framework_ops`: for one framework and device, an output from the framework's
+  allocator and its pointer (without CuPy's device context manager when that device is
+  already current), and the current stream as a raw handle
+  (``torch.cuda.current_stream().cuda_stream`` costs ~8 us, torch's raw-stream query, the one
+  Triton's launcher uses, well under one). :func:`alloc_ptr` and :func:`stream_handle` find
+  them from an array.
 """
 from __future__ import annotations
 
@@ -107,16 +108,54 @@ def alloc_ptr(like, shape, dtype):
     (a CuPy array or a CUDA torch tensor), on its device, from the framework's allocator; and
     its data pointer."""
     if kind_of(like) == CUPY:
+        return framework_ops(CUPY, like.data.device_id)[0](like, shape, dtype)
+    return framework_ops(TORCH, like.get_device())[0](like, shape, dtype)
+
+
+_OPS: dict = {}
+
+
+def framework_ops(kind: int, device: int):
+    """``(alloc, current)`` for repeat calls on arrays of one framework (``CUPY`` or ``TORCH``,
+    already seen by :func:`desc`) on one device, both fixed when the call was recorded (its
+    key holds them): ``alloc(like, shape, dtype) -> (array, data pointer)``, an uninitialised
+    output from the framework's allocator on that device, and ``current(like)``, the raw
+    handle of the framework's current stream there. Looked up once per recorded call, so a
+    replay pays no framework test."""
+    ops = _OPS.get((kind, device))
+    if ops is not None:
+        return ops
+    if kind == CUPY:
         cupy = _mods["cupy"]
-        dev = like.data.device_id
-        if dev == cupy.cuda.runtime.getDevice():
-            x = cupy.ndarray(shape, dtype)  # what cupy.empty calls, one Python frame less
-        else:
-            with cupy.cuda.Device(dev):
-                x = cupy.ndarray(shape, dtype)
-        return x, x.data.ptr
-    x = like.new_empty(shape, dtype=torch_dtype_of(dtype))
-    return x, x.data_ptr()
+        get_device, ndarray, on_device = cupy.cuda.runtime.getDevice, cupy.ndarray, cupy.cuda.Device
+        get_stream = cupy.cuda.get_current_stream
+
+        def alloc(like, shape, dtype):
+            if get_device() == device:
+                x = ndarray(shape, dtype)  # what cupy.empty calls, one Python frame less
+            else:
+                with on_device(device):
+                    x = ndarray(shape, dtype)
+            return x, x.data.ptr
+
+        def current(like):
+            return get_stream().ptr
+    elif kind == TORCH:
+        raw = _mods["torch_raw_stream"]
+        torch = _mods["torch"]
+
+        def alloc(like, shape, dtype):
+            x = like.new_empty(shape, dtype=torch_dtype_of(dtype))
+            return x, x.data_ptr()
+
+        def current(like):
+            if raw is not None:  # the query Triton's launcher uses; ~8 us less than the public one
+                return raw(device)
+            return int(torch.cuda.current_stream(like.device).cuda_stream)
+    else:
+        raise ValueError(f"framework_ops: kind must be CUPY or TORCH, got {kind}")
+    ops = _OPS[(kind, device)] = (alloc, current)
+    return ops
 
 
 def on_stream(like, stream):
@@ -153,8 +192,5 @@ def stream_handle(like, stream=None) -> int:
     if stream is not None:
         return current_stream_handle("", None, stream)
     if kind_of(like) == CUPY:
-        return _mods["cupy"].cuda.get_current_stream().ptr
-    raw = _mods["torch_raw_stream"]
-    if raw is not None:
-        return raw(like.get_device())
-    return int(_mods["torch"].cuda.current_stream(like.device).cuda_stream)
+        return framework_ops(CUPY, like.data.device_id)[1](like)
+    return framework_ops(TORCH, like.get_device())[1](like)

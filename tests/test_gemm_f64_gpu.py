@@ -150,8 +150,8 @@ def test_f64_repeat_calls_take_new_data_alpha_beta_and_outputs(lay):
         assert err <= TOL, f"call {i}: {where}"
         results.append(d)
     assert len({int(r.data.ptr) for r in results}) == 4
-    slots = [[i for _, i in st.fields[:2]] for lz in fast._FAST.values() for st in lz.steps]
-    assert slots == [[1, 0] if lay == "cc" else [0, 1]] * 2, slots  # with and without out
+    slots = [[name for _, name in st.fields[:2]] for lz in fast._FAST.values() for st in lz.steps]
+    assert slots == [["b", "a"] if lay == "cc" else ["a", "b"]] * 2, slots  # with and without out
 
 
 def test_f64_torch_and_forced_simt():

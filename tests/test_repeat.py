@@ -113,15 +113,98 @@ def test_replay_writes_each_calls_pointers_scalars_and_outputs():
 
     x, w = FakeCupy((8, 64), ptr=0x1000), FakeCupy((64,), ptr=0x2000)
     named = {"x": x, "weight": w, "out": None}
-    with mock.patch.object(repeat, "alloc_ptr", lambda like, shape, dtype: (made, 0x7000)), \
-            mock.patch.object(repeat, "stream_handle", lambda like, stream: 77), \
-            mock.patch.object(launch, "bind", fake_bind):
-        rep = host.Replay(Call(), ("out",), None, named, {"x": 0x1000, "weight": 0x2000})
+    allocated = []
+
+    def alloc(like, shape, dtype):
+        allocated.append((like, shape, dtype))
+        return made, 0x7000
+
+    with mock.patch.object(launch, "bind", fake_bind):
+        rep = host.Replay(Call(), ("out",), None, named, {"x": 0x1000, "weight": 0x2000},
+                          (alloc, lambda like: 77))
         got = rep(named, {"x": 0x1000, "weight": 0x2000}, {"eps": 0.25}, None)
+    assert allocated == [(x, (8, 64), np.dtype(np.float32))]
     assert got is made
     (fn, grid, block, smem, stream, slots), = launched
     assert (fn, grid, block, smem, stream) == (("f", "fn"), (2, 1, 1), (256, 1, 1), 1024, 77)
     assert slots[:4] == [0x1000, 0x2000 + 64, 0x7000, 0.25]
+
+
+def test_replay_launches_on_a_given_stream_and_the_current_one_otherwise():
+    """Without ``stream=`` a replay asks the framework's current stream (``ops[1]``); with it,
+    the given stream's handle (a CuPy or torch stream, or a raw handle)."""
+    import types
+
+    packed = launch.PackedArgs([0, 0], [launch.VOIDP] * 2)
+
+    class Call:
+        launches = [(("f", "fn"), (1, 1, 1), (32, 1, 1), 0, packed, [(0, "x"), (1, "out")])]
+        allocs = []
+
+    launched = []
+    x = FakeCupy((2, 64), ptr=0x1000)
+    named = {"x": x, "out": x}
+    with mock.patch.object(launch, "bind", lambda *a: lambda s: launched.append(s)):
+        rep = host.Replay(Call(), ("out",), None, named, {"x": 0x1000, "out": 0x1000},
+                          (None, lambda like: 5))
+    assert rep.fire(named, {"x": 0x1000, "out": 0x1000}, {}, None) is x
+    assert rep.fire(named, {"x": 0x1000, "out": 0x1000}, {}, types.SimpleNamespace(ptr=9)) is x
+    assert rep.fire(named, {"x": 0x1000, "out": 0x1000}, {}, 11) is x
+    assert launched == [5, 9, 11]
+
+
+def test_framework_ops_allocate_on_the_recorded_device_and_read_its_stream(monkeypatch):
+    """CuPy: an output on the array's device, inside a device context only where another
+    device is current; the current stream's pointer. torch: ``new_empty`` like the array and
+    the raw stream of the recorded device."""
+    import types
+
+    events = []
+
+    class Device:
+        def __init__(self, d):
+            self.d = d
+
+        def __enter__(self):
+            events.append(("enter", self.d))
+
+        def __exit__(self, *exc):
+            events.append(("exit", self.d))
+
+    current = {"device": 0}
+
+    def ndarray(shape, dtype):
+        events.append(("ndarray", shape))
+        return FakeCupy(shape, dtype, ptr=0x4000)
+
+    fake = types.SimpleNamespace(ndarray=ndarray, cuda=types.SimpleNamespace(
+        runtime=types.SimpleNamespace(getDevice=lambda: current["device"]), Device=Device,
+        get_current_stream=lambda: types.SimpleNamespace(ptr=0x77)))
+    monkeypatch.setitem(repeat._mods, "cupy", fake)
+    monkeypatch.setattr(repeat, "_OPS", {})
+    alloc, cur = repeat.framework_ops(repeat.CUPY, 1)
+    current["device"] = 1
+    x, p = alloc(None, (4, 8), np.float16)
+    assert p == 0x4000 and events == [("ndarray", (4, 8))]
+    current["device"] = 0
+    events.clear()
+    alloc(None, (4, 8), np.float16)
+    assert events == [("enter", 1), ("ndarray", (4, 8)), ("exit", 1)]
+    assert cur(None) == 0x77
+    assert repeat.framework_ops(repeat.CUPY, 1)[0] is alloc  # looked up once per device
+
+    class Tensor:
+        def new_empty(self, shape, dtype):
+            return types.SimpleNamespace(data_ptr=lambda: 0x5000, shape=shape, dtype=dtype)
+
+    monkeypatch.setitem(repeat._mods, "torch", types.SimpleNamespace())
+    monkeypatch.setitem(repeat._mods, "torch_raw_stream", lambda d: 0x100 + d)
+    with mock.patch.object(repeat, "torch_dtype_of", lambda d: "bf16"):
+        t_alloc, t_cur = repeat.framework_ops(repeat.TORCH, 3)
+        t, p = t_alloc(Tensor(), (2, 2), np.float16)
+    assert p == 0x5000 and t.dtype == "bf16" and t_cur(Tensor()) == 0x103
+    with pytest.raises(ValueError, match="CUPY or TORCH"):
+        repeat.framework_ops(repeat.OTHER, 0)
 
 
 def _gemm_step(tag, launched, n_scalars=13, ctype=launch.F64):
@@ -146,18 +229,15 @@ def test_gemm_launcher_writes_pointers_scalars_and_fresh_output(has_c):
     from nbkernels.matmul import fast
 
     launched = []
-    lz = fast.Launcher()
-    lz.steps = [_gemm_step("mma-partial", launched), _gemm_step("reduce", launched)]
-    lz.lock = threading.Lock()
-    lz.cast, lz.out_shape, lz.out_dtype = float, (64, 64), np.dtype(np.float16)
-    lz.has_c, lz.workspace, lz.maps = has_c, ((2, 64, 64), np.dtype(np.float32)), None
     made = {(64, 64): (FakeCupy((64, 64), np.float16, ptr=0x7000), 0x7000),
             (2, 64, 64): (FakeCupy((2, 64, 64), ptr=0x9000), 0x9000)}
+    ops = (lambda like, shape, dtype: made[tuple(shape)], lambda like: 55)  # (alloc, current)
+    lz = fast.Launcher([_gemm_step("mma-partial", launched), _gemm_step("reduce", launched)],
+                       cast=float, out_shape=(64, 64), out_dtype=np.dtype(np.float16),
+                       has_c=has_c, ops=ops, workspace=((2, 64, 64), np.dtype(np.float32)))
     a = FakeCupy((64, 32), np.float16, ptr=0x1000)
-    with mock.patch.object(repeat, "alloc_ptr", lambda like, shape, dtype: made[tuple(shape)]), \
-            mock.patch.object(repeat, "stream_handle", lambda like, stream: 55):
-        got = lz((0x1000, 0x2000, 0x3000 if has_c else 0, 0), a, object() if has_c else None,
-                 None, 1.5, 0.5, None)
+    got = lz((0x1000, 0x2000, 0x3000 if has_c else 0, 0), a, object() if has_c else None,
+             None, 1.5, 0.5, None)
     assert got is made[(64, 64)][0]
     (t1, s1, partial), (t2, s2, reduce) = launched
     assert (t1, t2, s1, s2) == ("mma-partial", "reduce", 55, 55)
@@ -165,6 +245,46 @@ def test_gemm_launcher_writes_pointers_scalars_and_fresh_output(has_c):
     assert partial[28 + 13] == 1.5
     assert [reduce[i] for i in fast._PTR[:3]] == [0x9000, 0x3000 if has_c else 0x7000, 0x7000]
     assert reduce[30] == (0.5 if has_c else 0.0)
+
+
+def test_gemm_takes_a_recorded_launcher_first_and_a_given_stream_inside_its_context(
+        monkeypatch):
+    """``nbkernels.gemm`` on arrays whose key has a launcher replays it, with no plan; with
+    ``stream=`` the replay runs inside that stream's context (its output from that stream's
+    pool) and is handed the stream; as a decorator it still returns a fused GEMM."""
+    import nbkernels
+    from nbkernels.matmul import FusedGemm, fast
+
+    a, b = FakeCupy((64, 32), np.float16, ptr=0x1000), FakeCupy((32, 16), np.float16, ptr=0x2000)
+    fired, events = [], []
+
+    class Lz:
+        def fire(self, ptrs, like, c, out, alpha, beta, stream):
+            fired.append((ptrs, like, stream))
+            return "result"
+
+    class Ctx:
+        def __init__(self, like, stream):
+            events.append(("ctx", like, stream))
+
+        def __enter__(self):
+            events.append("enter")
+
+        def __exit__(self, *exc):
+            events.append("exit")
+
+    key, ptrs = fast.key_of(a, b, None, None, 1, 0, None, None, None)
+    monkeypatch.setitem(fast._FAST, key, Lz())
+    monkeypatch.setattr(repeat, "on_stream", Ctx)
+    monkeypatch.setattr("nbkernels.matmul.plan", lambda *a, **k: pytest.fail("planned"))
+    assert nbkernels.gemm(a, b) == "result" and fired == [(ptrs, a, None)] and not events
+    assert nbkernels.gemm(a, b, stream=42) == "result"
+    assert fired[-1] == (ptrs, a, 42) and events == [("ctx", a, 42), "enter", "exit"]
+
+    def epilogue(acc, i, j):
+        return acc
+
+    assert isinstance(nbkernels.gemm(epilogue), FusedGemm)
 
 
 def test_gemm_launcher_threads_never_launch_each_others_pointers():
@@ -176,27 +296,27 @@ def test_gemm_launcher_threads_never_launch_each_others_pointers():
     from nbkernels.matmul import fast
 
     launched = []
-    lz = fast.Launcher()
-    lz.steps = [_gemm_step("mma", launched)]
-    lz.cast, lz.out_shape, lz.out_dtype = float, None, np.dtype(np.float16)
-    lz.has_c, lz.workspace, lz.maps, lz.lock = False, None, None, threading.Lock()
+    mine = threading.local()  # each thread's current stream names the thread
+    ops = (None, lambda like: mine.stream)  # (nothing allocated: out given)
+    lz = fast.Launcher([_gemm_step("mma", launched)], cast=float, out_shape=None,
+                       out_dtype=np.dtype(np.float16), has_c=False, ops=ops)
     a = FakeCupy((64, 32), np.float16)
     errors = []
 
     def worker(base):
+        mine.stream = base
         for i in range(3000):
             ptrs = (base + i * 64, base + 0x100000 + i * 64, 0, base + 0x200000 + i * 64)
-            lz(ptrs, a, None, object(), 1.0, 0.0, base)  # the stream handle names the thread
+            lz(ptrs, a, None, object(), 1.0, 0.0, None)
 
     old = sys.getswitchinterval()
     sys.setswitchinterval(1e-6)
     try:
-        with mock.patch.object(repeat, "stream_handle", lambda like, stream: stream):
-            ts = [threading.Thread(target=worker, args=(base,)) for base in (1 << 32, 1 << 40)]
-            for t in ts:
-                t.start()
-            for t in ts:
-                t.join()
+        ts = [threading.Thread(target=worker, args=(base,)) for base in (1 << 32, 1 << 40)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
     finally:
         sys.setswitchinterval(old)
     for _, stream, slots in launched:
@@ -252,9 +372,9 @@ def test_gemm_launcher_declines_an_out_that_shares_memory_with_an_input():
     out overlapping a or b, or c other than element for element: the full path copies."""
     from nbkernels.matmul import fast
 
-    lz = fast.Launcher()
-    lz.spans = ((0, 4096), (0, 4096), (0, 4096), (0, 4096))  # 32 x 32 float32, row-major
-    lz.has_c, lz.c_like_out = True, True
+    lz = fast.Launcher([], cast=float, out_shape=None, out_dtype=np.dtype(np.float32),
+                       has_c=True, ops=(None, None), c_like_out=True,
+                       spans=((0, 4096), (0, 4096), (0, 4096), (0, 4096)))  # 32 x 32 f32 rows
     A, B, C, D = 0x10000, 0x20000, 0x30000, 0x40000
     assert not lz.aliased((A, B, C, D))
     assert lz.aliased((A, B, C, A))  # out=a
@@ -331,10 +451,10 @@ def test_row_replay_declines_an_out_meeting_an_input_unlike_the_recorded_call():
     launched = []
     x, w = FakeCupy((8, 64), ptr=0x10000), FakeCupy((64,), ptr=0x20000)
     out = FakeCupy((8, 64), ptr=0x30000)
-    with mock.patch.object(repeat, "stream_handle", lambda like, stream: 0), \
-            mock.patch.object(launch, "bind", lambda *a: lambda s: launched.append(s)):
+    ops = (None, lambda like: 0)  # (alloc, current): nothing allocated
+    with mock.patch.object(launch, "bind", lambda *a: lambda s: launched.append(s)):
         named = {"x": x, "weight": w, "out": out}
-        rep = host.Replay(Call(), ("out",), None, named, host.fast_key("t", named, ())[1])
+        rep = host.Replay(Call(), ("out",), None, named, host.fast_key("t", named, ())[1], ops)
         assert rep(named, {"x": 0x10000, "weight": 0x20000, "out": 0x30000}, {}, None) is out
         for o in (0x10000 + 256, 0x10000 - 256, 0x20000 - 1024, 0x20000 - 2044):
             assert rep(named, {"x": 0x10000, "weight": 0x20000, "out": o}, {},
@@ -344,7 +464,7 @@ def test_row_replay_declines_an_out_meeting_an_input_unlike_the_recorded_call():
         assert len(launched) == 2
         # recorded in place (out is x): replays in place, declines a shifted out
         named = {"x": x, "weight": w, "out": x}
-        rep = host.Replay(Call(), ("out",), None, named, host.fast_key("t", named, ())[1])
+        rep = host.Replay(Call(), ("out",), None, named, host.fast_key("t", named, ())[1], ops)
         assert rep(named, {"x": 0x50000, "weight": 0x20000, "out": 0x50000}, {}, None) is x
         assert rep(named, {"x": 0x50000, "weight": 0x20000, "out": 0x50100}, {},
                    None) is host.DECLINED
@@ -383,12 +503,6 @@ def test_split_tail_replays_get_their_own_workspace_flags_and_nonce():
             return 0xA000
 
     launched = []
-    lz = fast.Launcher()
-    lz.steps, lz.lock = [_gemm_step("wgmma-sk", launched, 13, launch.I64)], threading.Lock()
-    # (every field is an int64 here, the nonce's 63 bits included: alpha and beta cast to int)
-    lz.cast, lz.out_shape, lz.out_dtype = int, (64, 64), np.dtype(np.float16)
-    lz.has_c, lz.workspace, lz.maps = False, None, Maps()
-    lz.streamk = (((3 * 64 * 64,), np.dtype(np.float32)), ((12,), np.dtype(np.int64)))
     ptrs = iter(range(0x10000, 0x20000, 0x100))
     allocated = []
 
@@ -397,11 +511,15 @@ def test_split_tail_replays_get_their_own_workspace_flags_and_nonce():
         p = next(ptrs)
         return FakeCupy(shape, dtype, ptr=p), p
 
+    # (every field is an int64 here, the nonce's 63 bits included: alpha and beta cast to int)
+    lz = fast.Launcher([_gemm_step("wgmma-sk", launched, 13, launch.I64)], cast=int,
+                       out_shape=(64, 64), out_dtype=np.dtype(np.float16), has_c=False,
+                       ops=(alloc, lambda like: 55), maps=Maps(),
+                       streamk=(((3 * 64 * 64,), np.dtype(np.float32)),
+                                ((12,), np.dtype(np.int64))))
     a = FakeCupy((64, 32), np.float16, ptr=0x1000)
-    with mock.patch.object(repeat, "alloc_ptr", alloc), \
-            mock.patch.object(repeat, "stream_handle", lambda like, stream: 55):
-        for _ in range(2):
-            lz((0x1000, 0x2000, 0, 0), a, None, None, 1.0, 0.0, None)
+    for _ in range(2):
+        lz((0x1000, 0x2000, 0, 0), a, None, None, 1.0, 0.0, None)
     assert allocated == [((64, 64), np.dtype(np.float16)), ((3 * 64 * 64,), np.dtype(np.float32)),
                          ((12,), np.dtype(np.int64))] * 2
     fields = dict((name, i) for i, name in fast._fields("wgmma-sk", 13))

@@ -11,7 +11,6 @@ from .run import execute
 _MAX_EXTRAS = 6
 
 
-@repeat.stream_ordered(0, "a")
 def gemm(a=None, b=None, c=None, *, alpha=1, beta=0, out=None, precision=None, stream=None,
          variant=None, tile=None):
     """``alpha * a @ b + beta * c`` with ``numpy.matmul`` shape rules; returns the caller's type.
@@ -30,13 +29,28 @@ def gemm(a=None, b=None, c=None, *, alpha=1, beta=0, out=None, precision=None, s
     ``fused(a, b, *extra, out=None, ...)`` that applies the epilogue to every accumulator
     (after alpha and beta * c) in registers, before the single store.
     """
-    if callable(a) and b is None and c is None and not hasattr(a, "shape"):
-        return FusedGemm(a)
+    # A repeat call first (perf-notes h4): no wrapper frame, no planning.
     key, ptrs = fast.key_of(a, b, c, out, alpha, beta, precision, variant, tile)
     if key is not None:
         launcher = fast._FAST.get(key)
         if launcher is not None and (out is None or not launcher.aliased(ptrs)):
-            return launcher(ptrs, a, c, out, alpha, beta, stream)
+            if stream is None:
+                return launcher.fire(ptrs, a, c, out, alpha, beta, None)
+            with repeat.on_stream(a, stream):  # its output from that stream's pool
+                return launcher.fire(ptrs, a, c, out, alpha, beta, stream)
+    if callable(a) and b is None and c is None and not hasattr(a, "shape"):
+        return FusedGemm(a)
+    if stream is None:
+        return _gemm(a, b, c, alpha, beta, out, precision, None, variant, tile, key)
+    # With a stream given, the call runs with it current: its copies and temporaries come
+    # from that stream's pool, ordered with its kernels (as repeat.stream_ordered does).
+    with repeat.on_stream(a, stream):
+        return _gemm(a, b, c, alpha, beta, out, precision, stream, variant, tile, key)
+
+
+def _gemm(a, b, c, alpha, beta, out, precision, stream, variant, tile, key):
+    """A call the repeat path did not take: plan, launch, and record the launches for
+    repeat calls under ``key``."""
     p = plan(a, b, c, alpha=alpha, beta=beta, out=out, precision=precision, variant=variant,
              tile=tile)
     run._LAST.launches, run._LAST.workspace, run._LAST.maps, run._LAST.streamk = [], None, None, None

@@ -41,35 +41,87 @@ def key_of(a, b, c, out, alpha, beta, precision, variant, tile):
     return key, (da[1], db[1], dc[1], do[1])
 
 
-# Per-call values, by position: the order of Launcher.__call__'s ``vals`` list.
-_SRC = {"a": 0, "b": 1, "c": 2, "d": 3, "alpha": 4, "beta": 5, "w": 6, "tm": 7, "flags": 8,
-        "nonce": 9}
-
-
 class _Step:
-    """One recorded launch: its argument block, where each call's values go in it, and the
-    launch with everything but the stream bound (:func:`launch.bind`)."""
+    """One recorded launch: its argument block, which per-call value goes in which of its
+    fields, and the launch with everything but the stream bound (:func:`launch.bind`)."""
 
     __slots__ = ("fn", "grid", "packed", "fields", "go")
 
     def __init__(self, fn, grid, block, smem, packed, fields):
         self.fn, self.grid = fn, grid  # what was launched (tests read them)
         self.packed = packed  # the block the first call launched (the driver copied it then)
-        # (ctypes slot, index into the call's values)
-        self.fields = tuple((packed.slots[i], _SRC[name]) for i, name in fields)
+        self.fields = tuple((packed.slots[i], name) for i, name in fields)  # (ctypes slot, name)
         self.go = launch.bind(fn, grid, block, smem, packed)
 
 
+#: The expression of each per-call value in a generated replay (``Launcher._source``).
+_VALUE = {"a": "pa", "b": "pb", "d": "pd", "alpha": "al", "w": "pw", "tm": "tm", "flags": "pf",
+          "nonce": "nonce"}
+
+
 class Launcher:
-    """The launches of one recorded call. The argument blocks are shared by every thread that
-    repeats the call, so writing them and launching (the driver copies them at the launch)
-    hold a lock: another thread's pointers cannot slip in between."""
+    """The launches of one recorded call, replayed by a function generated for it
+    (:attr:`fire`, straight-line Python: perf-notes h4): allocate the output and workspaces,
+    write the new pointers and scalars into the recorded argument blocks, launch.
 
-    __slots__ = ("steps", "cast", "out_shape", "out_dtype", "has_c", "workspace", "maps", "lock",
-                 "spans", "c_like_out", "streamk")
+    ``steps``: the recorded launches (:class:`_Step`); ``cast``: alpha's and beta's Python type
+    in the kernel; ``out_shape``: the output allocated per call (None where the caller gives
+    ``out``); ``has_c``; ``workspace``: (shape, dtype) of a split-K workspace; ``maps``: the
+    sm90a tensor maps' :class:`~nbkernels.matmul.wgmma_kernel.MapCache`; ``streamk``: the split
+    tail's (workspace, flags) (shape, dtype) pairs; ``spans``: the byte spans of a, b, c and
+    out from their first elements, where ``out`` was given; ``ops``: the framework's
+    ``(alloc, current)`` (:func:`repeat.framework_ops`).
 
-    def __init__(self):
-        self.streamk = None  # split tail: (shape, dtype) of its workspace and of its flags
+    The argument blocks are shared by every thread that repeats the call, so writing them and
+    launching (the driver copies them at the launch) hold one lock: another thread's pointers
+    cannot slip in between. With tensor maps it is the map store's lock, which also keeps the
+    maps' entry alive until the launch is queued."""
+
+    def __init__(self, steps, *, cast, out_shape, out_dtype, has_c, ops, workspace=None,
+                 maps=None, streamk=None, spans=None, c_like_out=False):
+        self.steps, self.cast, self.out_shape, self.out_dtype = steps, cast, out_shape, out_dtype
+        self.has_c, self.workspace, self.maps, self.streamk = has_c, workspace, maps, streamk
+        self.spans, self.c_like_out = spans, c_like_out
+        self.lock = maps.lock if maps is not None else threading.Lock()
+        ns = {"lock": self.lock, "alloc": ops[0], "current": ops[1], "cast": cast,
+              "stream_handle": repeat.stream_handle, "ZERO": cast(0), "OUT": (out_shape, out_dtype),
+              "WS": workspace, "SKW": streamk and streamk[0], "SKF": streamk and streamk[1],
+              "new_nonce": run._nonce, "maps": maps}
+        src = self._source(ns)
+        exec(src, ns)  # noqa: S102
+        self.fire = ns["fire"]
+        self.source = src
+
+    def _source(self, ns):
+        lines = ["def fire(ptrs, like, c, out, alpha, beta, stream):",
+                 "    pa, pb, pc, pd = ptrs"]
+        if self.out_shape is not None:
+            lines.append("    out, pd = alloc(like, *OUT)")
+        if self.workspace is not None:  # stream-ordered pool allocations, freed on return
+            lines.append("    work, pw = alloc(like, *WS)")
+        if self.streamk is not None:  # split tail: partial sums, flags, this call's nonce
+            lines += ["    work, pw = alloc(like, *SKW)", "    flags, pf = alloc(like, *SKF)",
+                      "    nonce = int(new_nonce())"]
+        lines += ["    h = current(like) if stream is None else stream_handle(like, stream)",
+                  "    al = cast(alpha)"]
+        value = dict(_VALUE, c="pc" if self.has_c else "pd", beta="cast(beta)" if self.has_c
+                     else "ZERO")
+        lines.append("    with lock:")
+        if self.maps is not None:  # the tensor maps of these a and b (cached by address)
+            lines.append("        tm = maps.device_ptr(pa, pb)")
+        for i, step in enumerate(self.steps):
+            for j, (slot, name) in enumerate(step.fields):
+                ns[f"s{i}_{j}"] = slot
+                lines.append(f"        s{i}_{j}.value = {value[name]}")
+            ns[f"go{i}"] = step.go
+            lines.append(f"        go{i}(h)")
+        if not self.steps:
+            lines.append("        pass")
+        lines.append("    return out")
+        return "\n".join(lines) + "\n"
+
+    def __call__(self, ptrs, a, c, out, alpha, beta, stream):
+        return self.fire(ptrs, a, c, out, alpha, beta, stream)
 
     def aliased(self, ptrs) -> bool:
         """Whether a call with ``out=`` at these pointers has out sharing memory with a or b,
@@ -82,36 +134,6 @@ class Launcher:
         return (pa + alo < d1 and d0 < pa + ahi or pb + blo < d1 and d0 < pb + bhi or
                 self.has_c and pc + clo < d1 and d0 < pc + chi
                 and not (self.c_like_out and pc == pd))
-
-    def __call__(self, ptrs, a, c, out, alpha, beta, stream):
-        pa, pb, pc, pd = ptrs
-        if out is None:
-            out, pd = repeat.alloc_ptr(a, self.out_shape, self.out_dtype)
-        cast = self.cast
-        vals = [pa, pb, pc if self.has_c else pd, pd, cast(alpha),
-                cast(beta) if self.has_c else cast(0), 0, 0, 0, 0]
-        if self.workspace is not None:  # stream-ordered pool allocation
-            work, vals[6] = repeat.alloc_ptr(a, *self.workspace)
-        if self.streamk is not None:  # split tail: partial sums, flags, this call's nonce
-            (ws_shape, ws_dt), (fl_shape, fl_dt) = self.streamk
-            work, vals[6] = repeat.alloc_ptr(a, ws_shape, ws_dt)
-            flags, vals[8] = repeat.alloc_ptr(a, fl_shape, fl_dt)
-            vals[9] = int(run._nonce())
-        handle = repeat.stream_handle(a, stream)
-        if self.maps is None:
-            self._go(vals, handle)
-        else:  # sm90a: the tensor maps of these a and b (cached by address), kept until queued
-            with self.maps.lock:
-                vals[7] = self.maps.device_ptr(pa, pb)
-                self._go(vals, handle)
-        return out
-
-    def _go(self, vals, handle):
-        with self.lock:
-            for step in self.steps:
-                for slot, i in step.fields:
-                    slot.value = vals[i]
-                step.go(handle)
 
 
 def _fields(tag, n_scalars):
@@ -147,18 +169,16 @@ def remember(key, p, c, out_given):
         steps.append(_Step(fn, grid, block, smem, packed, fields))
     if len(_FAST) >= _MAX_ENTRIES:
         _FAST.clear()
-    lz = Launcher()
-    lz.steps, lz.lock = steps, threading.Lock()
-    lz.cast = {"s8": int, "f64": float}.get(p.kind, float)
-    lz.out_shape = None if out_given else tuple(
-        (p.batch, p.m, p.n) if (p.a.ndim == 3 or p.b.ndim == 3) else (p.m, p.n))
-    lz.out_dtype = p.result_dtype
-    lz.has_c = c is not None
-    lz.workspace = getattr(run._LAST, "workspace", None) if p.splits > 1 else None
-    lz.maps = getattr(run._LAST, "maps", None) if p.variant == "sm90a" else None
-    lz.streamk = getattr(run._LAST, "streamk", None) if p.variant == "sm90a" else None
-    lz.spans = tuple((0, 0) if v is None else arrays.span(v.shape, v.strides, v.dtype.itemsize)
-                     for v in (p.a, p.b, p.c, p.out)) if out_given else None
-    lz.c_like_out = bool(out_given and c is not None and p.c.shape == p.out.shape
-                         and p.c.strides == p.out.strides)
-    _FAST[key] = lz
+    kind, device = key[0][0], key[0][5]  # a's framework and device (repeat.desc)
+    _FAST[key] = Launcher(
+        steps, cast={"s8": int, "f64": float}.get(p.kind, float),
+        out_shape=None if out_given else tuple(
+            (p.batch, p.m, p.n) if (p.a.ndim == 3 or p.b.ndim == 3) else (p.m, p.n)),
+        out_dtype=p.result_dtype, has_c=c is not None, ops=repeat.framework_ops(kind, device),
+        workspace=getattr(run._LAST, "workspace", None) if p.splits > 1 else None,
+        maps=getattr(run._LAST, "maps", None) if p.variant == "sm90a" else None,
+        streamk=getattr(run._LAST, "streamk", None) if p.variant == "sm90a" else None,
+        spans=tuple((0, 0) if v is None else arrays.span(v.shape, v.strides, v.dtype.itemsize)
+                    for v in (p.a, p.b, p.c, p.out)) if out_given else None,
+        c_like_out=bool(out_given and c is not None and p.c.shape == p.out.shape
+                        and p.c.strides == p.out.strides))

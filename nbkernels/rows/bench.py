@@ -283,14 +283,13 @@ def host_overhead(calls=20000):
     named = {"x": x, "weight": w, "residual": None, "out": None, "residual_out": None}
     out = Fake((64, 4096), np.float32, 1 << 28)
     res = {}
+    ops = (lambda like, shape, dtype: (out, 1 << 28), lambda like: 0)  # (alloc, current)
     with mock.patch.dict(repeat._KINDS, {Fake: repeat.CUPY}), \
-            mock.patch.object(repeat, "alloc_ptr", lambda *a: (out, 1 << 28)), \
-            mock.patch.object(launch, "bind", lambda *a: lambda stream: None), \
-            mock.patch.object(repeat, "stream_handle", lambda *a: 0):
-        rep = host.Replay(Call(), ("out",), None, named, {"x": 1, "weight": 2})
+            mock.patch.object(launch, "bind", lambda *a: lambda stream: None):
+        rep = host.Replay(Call(), ("out",), None, named, {"x": 1, "weight": 2}, ops)
         for name, fn in [
             ("fast_key", lambda: host.fast_key("rms_norm", named, (float, None))),
-            ("replay", lambda: rep(named, {"x": 1, "weight": 2}, {"eps": 1e-6}, None)),
+            ("replay", lambda: rep.fire(named, {"x": 1, "weight": 2}, {"eps": 1e-6}, None)),
             ("key + lookup + replay", lambda: _repeat(host, named, rep)),
         ]:
             for _ in range(1000):
@@ -305,7 +304,7 @@ def host_overhead(calls=20000):
 def _repeat(host, named, rep):
     key, ptrs = host.fast_key("rms_norm", named, (float, None))
     host._FAST.get(key)
-    return rep(named, ptrs, {"eps": 1e-6}, None)
+    return rep.fire(named, ptrs, {"eps": 1e-6}, None)
 
 
 def main(argv=None):

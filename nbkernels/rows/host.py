@@ -515,48 +515,53 @@ def fast_key(who, named: dict, extra):
 
 
 class Replay:
-    """The launches of one recorded call, replayed with new pointers and scalars. Per call
-    this is the whole Python work of a repeat call after :func:`fast_key`: allocate the
-    outputs, write the changed fields into the packed arguments, launch."""
+    """The launches of one recorded call, replayed with new pointers and scalars by a function
+    generated for it (:attr:`fire`, straight-line Python: perf-notes h4). Per call this is the
+    whole Python work of a repeat call after :func:`fast_key`: check the outputs' overlap
+    with the other arrays (:func:`_guards`), allocate the outputs, write the changed fields
+    into the packed arguments, launch. ``ops``: the framework's ``(alloc, current)``
+    (:func:`repeat.framework_ops`)."""
 
-    def __init__(self, call: Call, result_names, wrap, named, ptrs):
-        # (the launch bound but for its stream, [(ctypes slot, name, byte offset)])
-        self.launches = [(launch.bind(fn, grid, block, smem, packed),
-                          tuple((packed.slots[i], t, 0) if isinstance(t, str) else
-                                (packed.slots[i], t[0], t[1]) for i, t in fields))
-                         for fn, grid, block, smem, packed, fields in call.launches]
-        self.allocs = call.allocs
-        self.result_names = result_names
-        self.wrap = wrap
+    def __init__(self, call: Call, result_names, wrap, named, ptrs, ops):
         self.lock = threading.Lock()  # the argument blocks are shared by every thread
         self.guards = _guards(named, ptrs, result_names)
+        made = {tag for tag, _, _ in call.allocs}
+        ns = {"lock": self.lock, "alloc": ops[0], "current": ops[1], "DECLINED": DECLINED,
+              "stream_handle": repeat.stream_handle, "wrap": wrap}
+
+        def value(tag):  # where a field's value comes from in this call
+            return f"p_{tag}" if tag in made else f"ptrs[{tag!r}]" if tag in ptrs else \
+                f"scalars[{tag!r}]"
+
+        src = ["def fire(named, ptrs, scalars, stream):"]
+        for o, checks in self.guards:  # an out meets an array unlike the recorded call's
+            for i, lo, hi, recorded in checks:
+                differs = "" if recorded is None else f" and d != {recorded}"
+                src += [f"    d = ptrs[{o!r}] - ptrs[{i!r}]",
+                        f"    if {lo} < d < {hi}{differs}:", "        return DECLINED"]
+        src.append(f"    like = named[{next(iter(named))!r}]")  # x or gate: never None
+        for k, (tag, shape, dtype) in enumerate(call.allocs):
+            ns[f"A{k}"] = (shape, dtype)
+            src.append(f"    m_{tag}, p_{tag} = alloc(like, *A{k})")
+        src += ["    h = current(like) if stream is None else stream_handle(like, stream)",
+                "    with lock:"]  # written and launched (the driver copies them) together
+        for n, (fn, grid, block, smem, packed, fields) in enumerate(call.launches):
+            for j, (i, t) in enumerate(fields):
+                tag, off = (t, 0) if isinstance(t, str) else t
+                ns[f"s{n}_{j}"] = packed.slots[i]
+                src.append(f"        s{n}_{j}.value = {value(tag)}" + (f" + {off}" if off else ""))
+            ns[f"go{n}"] = launch.bind(fn, grid, block, smem, packed)
+            src.append(f"        go{n}(h)")
+        res = [f"m_{n}" if n in made else f"named[{n!r}]" for n in result_names]
+        src.append(f"    return {res[0]}" if len(res) == 1 else
+                   f"    return wrap([{', '.join(res)}])" if wrap else
+                   f"    return ({', '.join(res)},)")
+        self.source = "\n".join(src) + "\n"
+        exec(self.source, ns)  # noqa: S102
+        self.fire = ns["fire"]
 
     def __call__(self, named, ptrs, scalars, stream):
-        for o, checks in self.guards:
-            po = ptrs[o]
-            for i, lo, hi, recorded in checks:
-                d = po - ptrs[i]
-                if lo < d < hi and d != recorded:
-                    return DECLINED  # an out meets an array unlike the recorded call's
-        src = ptrs  # fast_key's fresh dict: ours to extend
-        src.update(scalars)
-        made = None
-        like = next(iter(named.values()))  # x or gate: never None
-        if self.allocs:
-            made = {}
-            for tag, shape, dtype in self.allocs:
-                made[tag], src[tag] = repeat.alloc_ptr(like, shape, dtype)
-        handle = repeat.stream_handle(like, stream)
-        with self.lock:  # written and launched (the driver copies them) before another thread
-            for go, fields in self.launches:
-                for slot, tag, off in fields:
-                    slot.value = src[tag] + off if off else src[tag]
-                go(handle)
-        if len(self.result_names) == 1:
-            name = self.result_names[0]
-            return made[name] if made and name in made else named[name]
-        res = [made[n] if made and n in made else named[n] for n in self.result_names]
-        return self.wrap(res) if self.wrap else tuple(res)
+        return self.fire(named, ptrs, scalars, stream)
 
 
 DECLINED = object()  # what a replay returns for a call it must leave to the full path
@@ -598,7 +603,9 @@ def remember(key, call: Call, result_names, named: dict, ptrs: dict, wrap=None):
     with _FAST_LOCK:
         if len(_FAST) > 512:
             _FAST.clear()
-        _FAST[key] = Replay(call, result_names, wrap, named, ptrs)
+        first = next(d for d in key[1] if d is not None)  # repeat.desc's key of x (or gate)
+        _FAST[key] = Replay(call, result_names, wrap, named, ptrs,
+                            repeat.framework_ops(first[0], first[5]))
 
 
 def run_phases(call: Call, kernel, sig, cfg: cfgmod.RowConfig, rows: int, nstat: int, args,

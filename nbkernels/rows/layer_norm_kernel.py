@@ -275,7 +275,7 @@ def layer_norm(x, weight=None, bias=None, eps=1e-5, *, out=None, stream=None, co
     if key is not None:
         rep = host._FAST.get(key)
         if rep is not None:
-            res = rep(named, ptrs, {"eps": float(eps)}, stream)
+            res = rep.fire(named, ptrs, {"eps": float(eps)}, stream)
             if res is not host.DECLINED:
                 return res
     if host.needs_device_copy(x, weight, bias, out):

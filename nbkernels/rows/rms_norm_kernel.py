@@ -209,7 +209,7 @@ def rms_norm(x, weight, eps=1e-6, *, residual=None, out=None, residual_out=None,
     if key is not None:
         rep = host._FAST.get(key)
         if rep is not None:
-            res = rep(named, ptrs, {"eps": float(eps)}, stream)
+            res = rep.fire(named, ptrs, {"eps": float(eps)}, stream)
             if res is not host.DECLINED:
                 return res
     if host.needs_device_copy(x, weight, residual, out, residual_out):

@@ -182,7 +182,7 @@ def softmax(x, axis=-1, *, out=None, stream=None, config=None):
     if key is not None:
         rep = host._FAST.get(key)
         if rep is not None:
-            res = rep(named, ptrs, {}, stream)
+            res = rep.fire(named, ptrs, {}, stream)
             if res is not host.DECLINED:
                 return res
     if host.needs_device_copy(x, out):

@@ -132,7 +132,7 @@ def swiglu(gate, up=None, *, out=None, stream=None, config=None):
     if key is not None:
         rep = host._FAST.get(key)
         if rep is not None:
-            res = rep(named, ptrs, {}, stream)
+            res = rep.fire(named, ptrs, {}, stream)
             if res is not host.DECLINED:
                 return res
     if host.needs_device_copy(gate, up, out):

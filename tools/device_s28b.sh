@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Session 28, run B (device tool, carry .whl and _ab; perf-notes h4): the repeat paths'
+# generated replays. The small calls' wall time (tools/host_parts.py --calls) on the tree
+# before (HEAD, unpacked under _ab/old) and on this tree, alternated twice on one host; the
+# pieces on this tree; then the GPU tests that replay recorded calls (new data, outputs,
+# streams, threads, torch, split-K, split tail, tensor maps).
+. tools/device-preamble.sh
+OLD=$(cd _ab/old && pwd)
+calls() {  # calls DIR: host_parts --calls from DIR's own tree and kernel cache
+    (cd "$1" && PYTHONPATH=/tmp/site:$1 NBKERNELS_CACHE_DIR=$1/.nbk_cache timeout 240 \
+        python3 tools/host_parts.py --calls 2>&1 | grep -v "^ *$" | head -20)
+}
+for round in 1 2; do
+    echo "--- old, round $round"; calls "$OLD"
+    echo "--- new, round $round"; calls "$PWD"
+done
+echo "--- pieces, new tree"
+timeout 200 python3 tools/host_parts.py 2>&1 | grep " us$" | head -50
+echo "timed at ${SECONDS}s"
+T="python3 -X faulthandler -m pytest -q -p no:cacheprovider -o faulthandler_timeout=200"
+timeout -s ABRT 330 $T -n 12 tests/test_gemm_gpu.py tests/test_rows_gpu.py \
+    tests/test_gemm_sm90a_gpu.py tests/test_gemm_f64_gpu.py \
+    -k "repeat or replay or stream or thread or tensor_maps or map_store" \
+    > "$out/t.txt" 2>&1
+echo "pytest rc=$? at ${SECONDS}s: $(grep -E '[0-9]+ (passed|failed)' "$out/t.txt" | tail -n 1)"
+grep -E "^(FAILED|ERROR)|Timeout|Fatal" "$out/t.txt" | head -12
