@@ -74,6 +74,27 @@ def desc(x):
     return None
 
 
+DECLINED = object()  # what a generated replay returns for a call it leaves to the full path
+
+
+def meet_bounds(out_span, other_span):
+    """``(lo, hi)``: arrays whose bytes lie at these spans from their first elements
+    (:func:`arrays.span`) share memory iff ``lo < out pointer - other pointer < hi``."""
+    (olo, ohi), (ilo, ihi) = out_span, other_span
+    return ilo - ohi, ihi - olo  # out + olo < other + ihi and other + ilo < out + ohi
+
+
+def guard_source(out_ptr: str, other_ptr: str, lo: int, hi: int, allowed=None) -> list:
+    """Source lines of a generated replay (one with ``DECLINED`` in its namespace) that return
+    ``DECLINED`` where the output at pointer ``out_ptr`` meets the array at ``other_ptr``
+    (expressions), bounds from :func:`meet_bounds`, at a difference other than ``allowed``
+    (None: at any). A replay writes its output as the recorded call did; an output meeting an
+    input otherwise (``out=x[1:]`` for ``x[:-1]``) is left to the full path, which copies."""
+    differs = "" if allowed is None else f" and d != {allowed}"
+    return [f"    d = {out_ptr} - {other_ptr}", f"    if {lo} < d < {hi}{differs}:",
+            "        return DECLINED"]
+
+
 class EnvSwitches:
     """A cheap fingerprint of some environment variables' values (for repeat-call keys: a
     switch set or cleared between calls gives another key). Reads the mapping under

@@ -369,23 +369,38 @@ def test_a_bound_launch_goes_through_cupys_wrapper_when_cupy_is_loaded(monkeypat
 
 def test_gemm_launcher_declines_an_out_that_shares_memory_with_an_input():
     """A recorded call (out separate) is not replayed when a later call with the same key has
-    out overlapping a or b, or c other than element for element: the full path copies."""
+    out overlapping a or b, or c other than element for element: the replay returns DECLINED
+    (the full path copies) and launches nothing."""
     from nbkernels.matmul import fast
 
-    lz = fast.Launcher([], cast=float, out_shape=None, out_dtype=np.dtype(np.float32),
-                       has_c=True, ops=(None, None), c_like_out=True,
-                       spans=((0, 4096), (0, 4096), (0, 4096), (0, 4096)))  # 32 x 32 f32 rows
+    launched = []
+
+    def launcher(has_c, c_like_out):
+        return fast.Launcher([_gemm_step("mma", launched)], cast=float, out_shape=None,
+                             out_dtype=np.dtype(np.float32), has_c=has_c,
+                             ops=(None, lambda like: 0), c_like_out=c_like_out,
+                             spans=((0, 4096), (0, 4096), (0, 4096), (0, 4096)))  # 32 x 32 f32
+
+    def declines(lz, ptrs):
+        before = len(launched)
+        res = lz(ptrs, None, object(), "out", 1.0, 0.0, None)
+        assert (res is repeat.DECLINED) == (len(launched) == before)
+        return res is repeat.DECLINED
+
+    lz = launcher(True, True)
     A, B, C, D = 0x10000, 0x20000, 0x30000, 0x40000
-    assert not lz.aliased((A, B, C, D))
-    assert lz.aliased((A, B, C, A))  # out=a
-    assert lz.aliased((A, B, C, B + 4092))  # out's first element is b's last
-    assert not lz.aliased((A, B, C, B + 4096))  # right after b
-    assert not lz.aliased((A, B, D, D))  # c is out itself: element for element
-    assert lz.aliased((A, B, D + 128, D))  # c shifted into out
-    lz.c_like_out = False  # c of another layout (a broadcast row) may not meet out at all
-    assert lz.aliased((A, B, D, D))
-    lz.has_c = False  # no c: its pointer slot holds nothing that counts
-    assert not lz.aliased((A, B, D, D + 8192))
+    assert not declines(lz, (A, B, C, D))
+    assert declines(lz, (A, B, C, A))  # out=a
+    assert declines(lz, (A, B, C, B + 4092))  # out's first element is b's last
+    assert not declines(lz, (A, B, C, B + 4096))  # right after b
+    assert declines(lz, (A, B, C, B - 4092))  # out's last element is b's first
+    assert not declines(lz, (A, B, D, D))  # c is out itself: element for element
+    assert declines(lz, (A, B, D + 128, D))  # c shifted into out
+    lz = launcher(True, False)  # c of another layout (a broadcast row) may not meet out at all
+    assert declines(lz, (A, B, D, D))
+    lz = launcher(False, False)  # no c: its pointer slot holds nothing that counts
+    assert not declines(lz, (A, B, D, D + 8192))
+    assert not declines(lz, (A, B, D, D))
 
 
 def _rows(ptr, rows, n, stride, itemsize=4):
@@ -458,7 +473,7 @@ def test_row_replay_declines_an_out_meeting_an_input_unlike_the_recorded_call():
         assert rep(named, {"x": 0x10000, "weight": 0x20000, "out": 0x30000}, {}, None) is out
         for o in (0x10000 + 256, 0x10000 - 256, 0x20000 - 1024, 0x20000 - 2044):
             assert rep(named, {"x": 0x10000, "weight": 0x20000, "out": o}, {},
-                       None) is host.DECLINED, hex(o)
+                       None) is repeat.DECLINED, hex(o)
         assert rep(named, {"x": 0x10000, "weight": 0x20000, "out": 0x20000 + 256}, {},
                    None) is out  # right after the weight
         assert len(launched) == 2
@@ -467,7 +482,7 @@ def test_row_replay_declines_an_out_meeting_an_input_unlike_the_recorded_call():
         rep = host.Replay(Call(), ("out",), None, named, host.fast_key("t", named, ())[1], ops)
         assert rep(named, {"x": 0x50000, "weight": 0x20000, "out": 0x50000}, {}, None) is x
         assert rep(named, {"x": 0x50000, "weight": 0x20000, "out": 0x50100}, {},
-                   None) is host.DECLINED
+                   None) is repeat.DECLINED
 
 
 def test_split_tail_replay_fields_are_the_kernels_workspace_flags_and_nonce():

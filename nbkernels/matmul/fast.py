@@ -61,16 +61,19 @@ _VALUE = {"a": "pa", "b": "pb", "d": "pd", "alpha": "al", "w": "pw", "tm": "tm",
 
 class Launcher:
     """The launches of one recorded call, replayed by a function generated for it
-    (:attr:`fire`, straight-line Python: perf-notes h4): allocate the output and workspaces,
-    write the new pointers and scalars into the recorded argument blocks, launch.
+    (:attr:`fire`, straight-line Python: perf-notes h4): check that a given ``out`` meets no
+    operand (else return :data:`repeat.DECLINED`: the full path copies or refuses what the
+    recorded launches cannot), allocate the output and workspaces, write the new pointers and
+    scalars into the recorded argument blocks, launch.
 
     ``steps``: the recorded launches (:class:`_Step`); ``cast``: alpha's and beta's Python type
     in the kernel; ``out_shape``: the output allocated per call (None where the caller gives
     ``out``); ``has_c``; ``workspace``: (shape, dtype) of a split-K workspace; ``maps``: the
     sm90a tensor maps' :class:`~nbkernels.matmul.wgmma_kernel.MapCache`; ``streamk``: the split
     tail's (workspace, flags) (shape, dtype) pairs; ``spans``: the byte spans of a, b, c and
-    out from their first elements, where ``out`` was given; ``ops``: the framework's
-    ``(alloc, current)`` (:func:`repeat.framework_ops`).
+    out from their first elements, where ``out`` was given (the key fixes their shapes and
+    strides); ``c_like_out``: c has out's layout, so c may be out itself, element for element;
+    ``ops``: the framework's ``(alloc, current)`` (:func:`repeat.framework_ops`).
 
     The argument blocks are shared by every thread that repeats the call, so writing them and
     launching (the driver copies them at the launch) hold one lock: another thread's pointers
@@ -84,8 +87,9 @@ class Launcher:
         self.spans, self.c_like_out = spans, c_like_out
         self.lock = maps.lock if maps is not None else threading.Lock()
         ns = {"lock": self.lock, "alloc": ops[0], "current": ops[1], "cast": cast,
-              "stream_handle": repeat.stream_handle, "ZERO": cast(0), "OUT": (out_shape, out_dtype),
-              "WS": workspace, "SKW": streamk and streamk[0], "SKF": streamk and streamk[1],
+              "DECLINED": repeat.DECLINED, "stream_handle": repeat.stream_handle,
+              "ZERO": cast(0), "OUT": (out_shape, out_dtype), "WS": workspace,
+              "SKW": streamk and streamk[0], "SKF": streamk and streamk[1],
               "new_nonce": run._nonce, "maps": maps}
         src = self._source(ns)
         exec(src, ns)  # noqa: S102
@@ -95,6 +99,13 @@ class Launcher:
     def _source(self, ns):
         lines = ["def fire(ptrs, like, c, out, alpha, beta, stream):",
                  "    pa, pb, pc, pd = ptrs"]
+        if self.spans is not None:  # out given: it may meet no operand, but c element for element
+            sa, sb, sc, sd = self.spans
+            lines += repeat.guard_source("pd", "pa", *repeat.meet_bounds(sd, sa))
+            lines += repeat.guard_source("pd", "pb", *repeat.meet_bounds(sd, sb))
+            if self.has_c:
+                lines += repeat.guard_source("pd", "pc", *repeat.meet_bounds(sd, sc),
+                                             0 if self.c_like_out else None)
         if self.out_shape is not None:
             lines.append("    out, pd = alloc(like, *OUT)")
         if self.workspace is not None:  # stream-ordered pool allocations, freed on return
@@ -115,25 +126,11 @@ class Launcher:
                 lines.append(f"        s{i}_{j}.value = {value[name]}")
             ns[f"go{i}"] = step.go
             lines.append(f"        go{i}(h)")
-        if not self.steps:
-            lines.append("        pass")
         lines.append("    return out")
         return "\n".join(lines) + "\n"
 
     def __call__(self, ptrs, a, c, out, alpha, beta, stream):
         return self.fire(ptrs, a, c, out, alpha, beta, stream)
-
-    def aliased(self, ptrs) -> bool:
-        """Whether a call with ``out=`` at these pointers has out sharing memory with a or b,
-        or with c other than element for element: the full path then copies (or refuses)
-        what the recorded launches cannot. ``spans``: the byte ranges of a, b, c and out from
-        their first elements (the key fixes their shapes and strides)."""
-        pa, pb, pc, pd = ptrs
-        (alo, ahi), (blo, bhi), (clo, chi), (dlo, dhi) = self.spans
-        d0, d1 = pd + dlo, pd + dhi
-        return (pa + alo < d1 and d0 < pa + ahi or pb + blo < d1 and d0 < pb + bhi or
-                self.has_c and pc + clo < d1 and d0 < pc + chi
-                and not (self.c_like_out and pc == pd))
 
 
 def _fields(tag, n_scalars):

@@ -526,7 +526,7 @@ class Replay:
         self.lock = threading.Lock()  # the argument blocks are shared by every thread
         self.guards = _guards(named, ptrs, result_names)
         made = {tag for tag, _, _ in call.allocs}
-        ns = {"lock": self.lock, "alloc": ops[0], "current": ops[1], "DECLINED": DECLINED,
+        ns = {"lock": self.lock, "alloc": ops[0], "current": ops[1], "DECLINED": repeat.DECLINED,
               "stream_handle": repeat.stream_handle, "wrap": wrap}
 
         def value(tag):  # where a field's value comes from in this call
@@ -536,9 +536,7 @@ class Replay:
         src = ["def fire(named, ptrs, scalars, stream):"]
         for o, checks in self.guards:  # an out meets an array unlike the recorded call's
             for i, lo, hi, recorded in checks:
-                differs = "" if recorded is None else f" and d != {recorded}"
-                src += [f"    d = ptrs[{o!r}] - ptrs[{i!r}]",
-                        f"    if {lo} < d < {hi}{differs}:", "        return DECLINED"]
+                src += repeat.guard_source(f"ptrs[{o!r}]", f"ptrs[{i!r}]", lo, hi, recorded)
         src.append(f"    like = named[{next(iter(named))!r}]")  # x or gate: never None
         for k, (tag, shape, dtype) in enumerate(call.allocs):
             ns[f"A{k}"] = (shape, dtype)
@@ -564,9 +562,6 @@ class Replay:
         return self.fire(named, ptrs, scalars, stream)
 
 
-DECLINED = object()  # what a replay returns for a call it must leave to the full path
-
-
 def _guards(named: dict, ptrs: dict, result_names):
     """For each caller's output of a recorded call, ``(out, checks)``, a check per other array:
     ``(other, lo, hi, recorded)`` where the two meet iff ``lo < out - other < hi`` (pointers;
@@ -589,8 +584,7 @@ def _guards(named: dict, ptrs: dict, result_names):
         for i in names:
             if i == o or (i in outs and outs.index(i) < outs.index(o)):
                 continue
-            (olo, ohi), (ilo, ihi) = spans[o], spans[i]
-            lo, hi = ilo - ohi, ihi - olo  # o + olo < i + ihi and i + ilo < o + ohi
+            lo, hi = repeat.meet_bounds(spans[o], spans[i])
             d = ptrs[o] - ptrs[i]
             checks.append((i, lo, hi, d if lo < d < hi else None))
         guards.append((o, tuple(checks)))

@@ -276,7 +276,7 @@ def layer_norm(x, weight=None, bias=None, eps=1e-5, *, out=None, stream=None, co
         rep = host._FAST.get(key)
         if rep is not None:
             res = rep.fire(named, ptrs, {"eps": float(eps)}, stream)
-            if res is not host.DECLINED:
+            if res is not repeat.DECLINED:
                 return res
     if host.needs_device_copy(x, weight, bias, out):
         return host.via_device(

@@ -210,7 +210,7 @@ def rms_norm(x, weight, eps=1e-6, *, residual=None, out=None, residual_out=None,
         rep = host._FAST.get(key)
         if rep is not None:
             res = rep.fire(named, ptrs, {"eps": float(eps)}, stream)
-            if res is not host.DECLINED:
+            if res is not repeat.DECLINED:
                 return res
     if host.needs_device_copy(x, weight, residual, out, residual_out):
         outs = {"out": out, "residual_out": residual_out} if residual is not None else {"out": out}

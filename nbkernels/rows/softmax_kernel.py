@@ -183,7 +183,7 @@ def softmax(x, axis=-1, *, out=None, stream=None, config=None):
         rep = host._FAST.get(key)
         if rep is not None:
             res = rep.fire(named, ptrs, {}, stream)
-            if res is not host.DECLINED:
+            if res is not repeat.DECLINED:
                 return res
     if host.needs_device_copy(x, out):
         return host.via_device(lambda x: softmax(x, config=config), {"x": x}, {"out": out})

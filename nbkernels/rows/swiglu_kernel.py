@@ -133,7 +133,7 @@ def swiglu(gate, up=None, *, out=None, stream=None, config=None):
         rep = host._FAST.get(key)
         if rep is not None:
             res = rep.fire(named, ptrs, {}, stream)
-            if res is not host.DECLINED:
+            if res is not repeat.DECLINED:
                 return res
     if host.needs_device_copy(gate, up, out):
         if up is None:  # split the host array here: device copies of the halves follow
