@@ -95,6 +95,24 @@ def guard_source(out_ptr: str, other_ptr: str, lo: int, hi: int, allowed=None) -
             "        return DECLINED"]
 
 
+def launch_source(ns: dict, launches, first=()) -> list:
+    """The end of a generated replay (one whose arguments include ``like`` and ``stream``, with
+    ``lock`` and ``current`` in ``ns``): the stream's handle (the current one, or the given
+    ``stream``'s), then under ``lock`` the lines ``first``, and per launch ``(go, writes)`` its
+    argument writes ``[(ctypes slot, value expression)]`` and the launch ``go(handle)``.
+    Binds the slots and launches into ``ns``."""
+    ns["stream_handle"] = stream_handle
+    lines = ["    h = current(like) if stream is None else stream_handle(like, stream)",
+             "    with lock:"] + [f"        {line}" for line in first]
+    for n, (go, writes) in enumerate(launches):
+        for j, (slot, value) in enumerate(writes):
+            ns[f"s{n}_{j}"] = slot
+            lines.append(f"        s{n}_{j}.value = {value}")
+        ns[f"go{n}"] = go
+        lines.append(f"        go{n}(h)")
+    return lines
+
+
 class EnvSwitches:
     """A cheap fingerprint of some environment variables' values (for repeat-call keys: a
     switch set or cleared between calls gives another key). Reads the mapping under

@@ -87,8 +87,7 @@ class Launcher:
         self.spans, self.c_like_out = spans, c_like_out
         self.lock = maps.lock if maps is not None else threading.Lock()
         ns = {"lock": self.lock, "alloc": ops[0], "current": ops[1], "cast": cast,
-              "DECLINED": repeat.DECLINED, "stream_handle": repeat.stream_handle,
-              "ZERO": cast(0), "OUT": (out_shape, out_dtype), "WS": workspace,
+              "DECLINED": repeat.DECLINED, "ZERO": cast(0), "OUT": (out_shape, out_dtype), "WS": workspace,
               "SKW": streamk and streamk[0], "SKF": streamk and streamk[1],
               "new_nonce": run._nonce, "maps": maps}
         src = self._source(ns)
@@ -113,19 +112,14 @@ class Launcher:
         if self.streamk is not None:  # split tail: partial sums, flags, this call's nonce
             lines += ["    work, pw = alloc(like, *SKW)", "    flags, pf = alloc(like, *SKF)",
                       "    nonce = int(new_nonce())"]
-        lines += ["    h = current(like) if stream is None else stream_handle(like, stream)",
-                  "    al = cast(alpha)"]
+        lines.append("    al = cast(alpha)")
         value = dict(_VALUE, c="pc" if self.has_c else "pd", beta="cast(beta)" if self.has_c
                      else "ZERO")
-        lines.append("    with lock:")
-        if self.maps is not None:  # the tensor maps of these a and b (cached by address)
-            lines.append("        tm = maps.device_ptr(pa, pb)")
-        for i, step in enumerate(self.steps):
-            for j, (slot, name) in enumerate(step.fields):
-                ns[f"s{i}_{j}"] = slot
-                lines.append(f"        s{i}_{j}.value = {value[name]}")
-            ns[f"go{i}"] = step.go
-            lines.append(f"        go{i}(h)")
+        # with maps: the maps of these a and b (cached by address), under the store's lock
+        lines += repeat.launch_source(
+            ns, [(step.go, [(slot, value[name]) for slot, name in step.fields])
+                 for step in self.steps],
+            ["tm = maps.device_ptr(pa, pb)"] if self.maps is not None else ())
         lines.append("    return out")
         return "\n".join(lines) + "\n"
 

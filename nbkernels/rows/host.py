@@ -527,7 +527,7 @@ class Replay:
         self.guards = _guards(named, ptrs, result_names)
         made = {tag for tag, _, _ in call.allocs}
         ns = {"lock": self.lock, "alloc": ops[0], "current": ops[1], "DECLINED": repeat.DECLINED,
-              "stream_handle": repeat.stream_handle, "wrap": wrap}
+              "wrap": wrap}
 
         def value(tag):  # where a field's value comes from in this call
             return f"p_{tag}" if tag in made else f"ptrs[{tag!r}]" if tag in ptrs else \
@@ -541,15 +541,14 @@ class Replay:
         for k, (tag, shape, dtype) in enumerate(call.allocs):
             ns[f"A{k}"] = (shape, dtype)
             src.append(f"    m_{tag}, p_{tag} = alloc(like, *A{k})")
-        src += ["    h = current(like) if stream is None else stream_handle(like, stream)",
-                "    with lock:"]  # written and launched (the driver copies them) together
-        for n, (fn, grid, block, smem, packed, fields) in enumerate(call.launches):
-            for j, (i, t) in enumerate(fields):
+        launches = []  # written and launched (the driver copies them) under the lock
+        for fn, grid, block, smem, packed, fields in call.launches:
+            writes = []
+            for i, t in fields:
                 tag, off = (t, 0) if isinstance(t, str) else t
-                ns[f"s{n}_{j}"] = packed.slots[i]
-                src.append(f"        s{n}_{j}.value = {value(tag)}" + (f" + {off}" if off else ""))
-            ns[f"go{n}"] = launch.bind(fn, grid, block, smem, packed)
-            src.append(f"        go{n}(h)")
+                writes.append((packed.slots[i], value(tag) + (f" + {off}" if off else "")))
+            launches.append((launch.bind(fn, grid, block, smem, packed), writes))
+        src += repeat.launch_source(ns, launches)
         res = [f"m_{n}" if n in made else f"named[{n!r}]" for n in result_names]
         src.append(f"    return {res[0]}" if len(res) == 1 else
                    f"    return wrap([{', '.join(res)}])" if wrap else
