@@ -87,8 +87,8 @@ class Launcher:
         self.spans, self.c_like_out = spans, c_like_out
         self.lock = maps.lock if maps is not None else threading.Lock()
         ns = {"lock": self.lock, "alloc": ops[0], "current": ops[1], "cast": cast,
-              "DECLINED": repeat.DECLINED, "ZERO": cast(0), "OUT": (out_shape, out_dtype), "WS": workspace,
-              "SKW": streamk and streamk[0], "SKF": streamk and streamk[1],
+              "DECLINED": repeat.DECLINED, "ZERO": cast(0), "OUT": (out_shape, out_dtype),
+              "WS": workspace, "SKW": streamk and streamk[0], "SKF": streamk and streamk[1],
               "new_nonce": run._nonce, "maps": maps}
         src = self._source(ns)
         exec(src, ns)  # noqa: S102
