@@ -524,7 +524,6 @@ class Replay:
 
     def __init__(self, call: Call, result_names, wrap, named, ptrs, ops):
         self.lock = threading.Lock()  # the argument blocks are shared by every thread
-        self.guards = _guards(named, ptrs, result_names)
         made = {tag for tag, _, _ in call.allocs}
         ns = {"lock": self.lock, "alloc": ops[0], "current": ops[1], "DECLINED": repeat.DECLINED,
               "wrap": wrap}
@@ -534,7 +533,7 @@ class Replay:
                 f"scalars[{tag!r}]"
 
         src = ["def fire(named, ptrs, scalars, stream):"]
-        for o, checks in self.guards:  # an out meets an array unlike the recorded call's
+        for o, checks in _guards(named, ptrs, result_names):  # outs meeting arrays: declined
             for i, lo, hi, recorded in checks:
                 src += repeat.guard_source(f"ptrs[{o!r}]", f"ptrs[{i!r}]", lo, hi, recorded)
         src.append(f"    like = named[{next(iter(named))!r}]")  # x or gate: never None
@@ -553,7 +552,7 @@ class Replay:
         src.append(f"    return {res[0]}" if len(res) == 1 else
                    f"    return wrap([{', '.join(res)}])" if wrap else
                    f"    return ({', '.join(res)},)")
-        self.source = "\n".join(src) + "\n"
+        self.source = "\n".join(src) + "\n"  # kept for reading: what a replay runs
         exec(self.source, ns)  # noqa: S102
         self.fire = ns["fire"]
 
