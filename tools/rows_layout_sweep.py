@@ -37,19 +37,14 @@ def main():
                     help="an experiment: layer_norm's bytes of row a thread stages "
                          "(layer_norm_kernel.ROW_BYTES, 128: 64 16-bit elements); builds go to "
                          "a private disk cache, whose keys do not see the change")
-    ap.add_argument("--ln-vec-global", action="store_true",
-                    help="an experiment: layer_norm's row loop reads weight and bias from global "
-                         "memory instead of staging them (layer_norm_kernel.VEC_GLOBAL); builds "
-                         "go to a private disk cache, as with --ln-row-bytes")
     ap.add_argument("--json")
     a = ap.parse_args()
-    if a.ln_row_bytes or a.ln_vec_global:
+    if a.ln_row_bytes:
         import tempfile
 
         from nbkernels.rows import layer_norm_kernel
         os.environ["NBKERNELS_CACHE_DIR"] = tempfile.mkdtemp(prefix="nbk_ln_")
-        layer_norm_kernel.ROW_BYTES = a.ln_row_bytes or layer_norm_kernel.ROW_BYTES
-        layer_norm_kernel.VEC_GLOBAL = a.ln_vec_global
+        layer_norm_kernel.ROW_BYTES = a.ln_row_bytes
     sms = cupy.cuda.Device().attributes["MultiProcessorCount"]
     l2 = cupy.cuda.Device().attributes["L2CacheSize"]
     bw = bench.copy_bandwidth()

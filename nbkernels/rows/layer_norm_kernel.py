@@ -38,12 +38,6 @@ def layer_norm_ref(x, weight=None, bias=None, eps=1e-5):
 #: 8192 at 32 a thread (256-thread blocks) moved 69.5% of copy on the H200, at 64 (128 threads)
 #: 81.2%; rows of 4096 85.2 -> 88.0% (session 10, run 5; perf-notes r13)
 ROW_BYTES = 128
-#: An experiment (tools/rows_layout_sweep.py --ln-vec-global), read when a kernel is built:
-#: the row loop reads weight and bias from global memory (L1-cached, 16-byte loads) in its
-#: write pass instead of staging them in shared memory once per block. Staged, a 16-bit
-#: row of 8192 takes 32 KB of weight and bias beside each block's 32 KB of buffers, and three
-#: blocks fit an SM where the registers allow four (perf-notes r19).
-VEC_GLOBAL = False
 
 
 def per_thread(kind: str, sm80: bool = True) -> int:
@@ -76,9 +70,6 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
     # a ring of 2 at most: with a 4-deep ring's pivots live the float32 kernel spilled
     # (120-136 B on sm_80-sm_90a; `nbkernels compile`, session 5), and 4 measured no faster
     MAX_BUFFERS = 2
-    vec_global = VEC_GLOBAL
-    if vec_global:  # nothing staged after the row buffers
-        WNW = BNW = 0
 
     @dev
     def moments(sm, xs, x0, t, G, m, rm, full, red, it, xv):
@@ -188,9 +179,9 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
     @dev
     def prologue(sm, ws, t, G, c):
         xa, ya, wa, ba, sx, sy, n, eps, red = c
-        if has_w and not vec_global:
+        if has_w:
             wissue(sm, ws, wa, n, t, G)
-        if has_b and not vec_global:
+        if has_b:
             bissue(sm, ws + G * WNW, ba, n, t, G)
 
     @dev
@@ -207,12 +198,8 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
         xv = cuda.local.array(P, float32)
         mean, m2, delta = moments(sm, xs, x0, t, G, n, rn, full, red, it, xv)
         rstd = rsqrt_ftz(m2 * rn + eps)
-        if vec_global:
-            write_global(sm, xv, wa, ba, t, G, n, rstd, -(delta * rstd), full,
-                         ya + row * sy * esz)
-        else:
-            write_staged(sm, xv, ws, ws + G * WNW, t, G, n, rstd, -(delta * rstd), full,
-                         ya + row * sy * esz)
+        write_staged(sm, xv, ws, ws + G * WNW, t, G, n, rstd, -(delta * rstd), full,
+                     ya + row * sy * esz)
 
     loop = make_loop(io, prologue, stage, work, MAX_BUFFERS)
 
