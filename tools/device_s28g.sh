@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Session 28, run G (device tool, carry .whl; perf-notes r19, an experiment): layer_norm with
+# Session 28, run G (device tool, carry .whl; perf-notes r19, an experiment, run on ab02158:
+# its --ln-vec-global flag and the kernel switch were reverted after the run): layer_norm with
 # its weight and bias read from global memory in the row loop (--ln-vec-global, a private
 # kernel cache) against the shipped build, bf16 and float32 at the sizes: the
 # automatic plan, a block per row, blocks of 2 and 4 rows, loops of 3-8 blocks an SM.
