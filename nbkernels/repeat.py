@@ -15,8 +15,8 @@ piece here is measured against the alternatives on the device machine (perf-note
   allocator and its pointer (without CuPy's device context manager when that device is
   already current), and the current stream as a raw handle
   (``torch.cuda.current_stream().cuda_stream`` costs ~8 us, torch's raw-stream query, the one
-  Triton's launcher uses, well under one). :func:`alloc_ptr` and :func:`stream_handle` find
-  them from an array.
+  Triton's launcher uses, well under one). :func:`stream_handle` finds the stream from an
+  array.
 """
 from __future__ import annotations
 
@@ -140,15 +140,6 @@ class EnvSwitches:
             return tuple(map(self._data.get, self._keys))
         vals = tuple(map(os.environ.get, self.names))
         return () if vals.count(None) == len(vals) else vals
-
-
-def alloc_ptr(like, shape, dtype):
-    """An uninitialised array of ``shape`` and (NumPy) ``dtype`` in the framework of ``like``
-    (a CuPy array or a CUDA torch tensor), on its device, from the framework's allocator; and
-    its data pointer."""
-    if kind_of(like) == CUPY:
-        return framework_ops(CUPY, like.data.device_id)[0](like, shape, dtype)
-    return framework_ops(TORCH, like.get_device())[0](like, shape, dtype)
 
 
 _OPS: dict = {}

@@ -72,6 +72,7 @@ def main():
         rrep = host._FAST[rkey]
         gkey, gptrs = fast.key_of(a, b, None, c, 1, 0, None, None, None)
         glz = fast._FAST[gkey]
+        cupy_alloc = repeat.framework_ops(repeat.CUPY, dev)[0]  # what a replay allocates with
     parts = [
         ("empty launch, CuPy RawKernel", lambda: raw((1,), (32,), (buf,))),
         ("cuLaunchKernel (cuda-bindings), int function and stream",
@@ -99,7 +100,7 @@ def main():
         ("repeat.desc(x)", lambda: repeat.desc(x)),
         ("os.environ.get (unset)", lambda: os.environ.get("NBKERNELS_ROWS_LOOP")),
         ("repeat.EnvSwitches(2 names).values()", lambda: host._SWITCHES.values()),
-        ("repeat.alloc_ptr (CuPy)", lambda: repeat.alloc_ptr(x, (1, 4096), BF16)),
+        ("replay allocation (CuPy)", lambda: cupy_alloc(x, (1, 4096), BF16)),
         ("repeat.stream_handle (CuPy)", lambda: repeat.stream_handle(x)),
         ("rows fast_key (x, w, out)",
          lambda: host.fast_key("rms_norm", named, (float, None))),
@@ -131,7 +132,8 @@ def main():
             ("torch._C._cuda_getCurrentRawStream(0)",
              lambda: torch._C._cuda_getCurrentRawStream(0)),
             ("repeat.desc(tx)", lambda: repeat.desc(tx)),
-            ("repeat.alloc_ptr (torch)", lambda: repeat.alloc_ptr(tx, (1, 4096), BF16)),
+            ("replay allocation (torch)",
+             lambda: repeat.framework_ops(repeat.TORCH, dev)[0](tx, (1, 4096), BF16)),
             ("repeat.stream_handle (torch)", lambda: repeat.stream_handle(tx)),
             ("rms_norm torch 1x4096 bf16, out=", lambda: nbkernels.rms_norm(tx, tw, out=tout)),
             ("rms_norm torch 1x4096 bf16", lambda: nbkernels.rms_norm(tx, tw)),
