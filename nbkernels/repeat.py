@@ -113,6 +113,15 @@ def launch_source(ns: dict, launches, first=()) -> list:
     return lines
 
 
+def compile_replay(lines, ns: dict):
+    """``(fire, source)``: the function ``fire`` that the source ``lines`` define, executed in
+    ``ns`` (its constants: slots, launches, allocators, bounds), and that source, kept for
+    reading what a replay runs."""
+    source = "\n".join(lines) + "\n"
+    exec(source, ns)  # noqa: S102  (generated here from recorded launches, no user text)
+    return ns["fire"], source
+
+
 class EnvSwitches:
     """A cheap fingerprint of some environment variables' values (for repeat-call keys: a
     switch set or cleared between calls gives another key). Reads the mapping under

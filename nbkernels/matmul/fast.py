@@ -90,10 +90,7 @@ class Launcher:
               "DECLINED": repeat.DECLINED, "ZERO": cast(0), "OUT": (out_shape, out_dtype),
               "WS": workspace, "SKW": streamk and streamk[0], "SKF": streamk and streamk[1],
               "new_nonce": run._nonce, "maps": maps}
-        src = self._source(ns)
-        exec(src, ns)  # noqa: S102
-        self.fire = ns["fire"]
-        self.source = src
+        self.fire, self.source = repeat.compile_replay(self._source(ns), ns)
 
     def _source(self, ns):
         lines = ["def fire(ptrs, like, c, out, alpha, beta, stream):",
@@ -121,7 +118,7 @@ class Launcher:
                  for step in self.steps],
             ["tm = maps.device_ptr(pa, pb)"] if self.maps is not None else ())
         lines.append("    return out")
-        return "\n".join(lines) + "\n"
+        return lines
 
     def __call__(self, ptrs, a, c, out, alpha, beta, stream):
         return self.fire(ptrs, a, c, out, alpha, beta, stream)

@@ -552,9 +552,7 @@ class Replay:
         src.append(f"    return {res[0]}" if len(res) == 1 else
                    f"    return wrap([{', '.join(res)}])" if wrap else
                    f"    return ({', '.join(res)},)")
-        self.source = "\n".join(src) + "\n"  # kept for reading: what a replay runs
-        exec(self.source, ns)  # noqa: S102
-        self.fire = ns["fire"]
+        self.fire, self.source = repeat.compile_replay(src, ns)
 
     def __call__(self, named, ptrs, scalars, stream):
         return self.fire(named, ptrs, scalars, stream)
