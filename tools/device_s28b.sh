@@ -17,10 +17,7 @@ done
 echo "--- pieces, new tree"
 timeout 200 python3 tools/host_parts.py 2>&1 | grep " us$" | head -50
 echo "timed at ${SECONDS}s"
-T="python3 -X faulthandler -m pytest -q -p no:cacheprovider -o faulthandler_timeout=200"
-timeout -s ABRT 330 $T -n 12 tests/test_gemm_gpu.py tests/test_rows_gpu.py \
+. tools/device-pytest.sh
+gpu_tests 330 200 t.txt -n 12 tests/test_gemm_gpu.py tests/test_rows_gpu.py \
     tests/test_gemm_sm90a_gpu.py tests/test_gemm_f64_gpu.py \
-    -k "repeat or replay or stream or thread or tensor_maps or map_store" \
-    > "$out/t.txt" 2>&1
-echo "pytest rc=$? at ${SECONDS}s: $(grep -E '[0-9]+ (passed|failed)' "$out/t.txt" | tail -n 1)"
-grep -E "^(FAILED|ERROR)|Timeout|Fatal" "$out/t.txt" | head -12
+    -k "repeat or replay or stream or thread or tensor_maps or map_store"
