@@ -37,6 +37,10 @@ def main():
                     help="an experiment: layer_norm's bytes of row a thread stages "
                          "(layer_norm_kernel.ROW_BYTES, 128: 64 16-bit elements); builds go to "
                          "a private disk cache, whose keys do not see the change")
+    ap.add_argument("--ln-vectors", default="same", choices=("same", "none", "f32"),
+                    help="layer_norm's weight and bias: in x's dtype (same), None (nothing "
+                         "staged beside the rows), or float32 (twice the staged bytes of 16-bit "
+                         "x); how much the staged vectors' shared memory costs (perf-notes r20)")
     ap.add_argument("--json")
     a = ap.parse_args()
     if a.ln_row_bytes:
@@ -58,6 +62,7 @@ def main():
         dtype = bench.dtype_named(dt)
         for rows, n in (tuple(map(int, s.split("x"))) for s in a.shapes.split(",")):
             x0, w = rand((rows, n), dtype), rand((n,), dtype)
+            wv = {"same": w, "none": None, "f32": w.astype(cupy.float32)}[a.ln_vectors]
             count = bench.rotation_count(2 * x0.nbytes, l2, most=4)
             sets = [(x0,)] + [(x0.copy(),) for _ in range(count - 1)]
             for op in a.ops.split(","):
@@ -65,7 +70,7 @@ def main():
                     if op == "softmax":
                         return nbkernels.softmax(x, config=cfg)
                     if op == "layer_norm":
-                        return nbkernels.layer_norm(x, w, w, config=cfg)
+                        return nbkernels.layer_norm(x, wv, wv, config=cfg)
                     return nbkernels.rms_norm(x, w, config=cfg)
 
                 per = bench.bytes_moved(op, rows, n, dtype.itemsize)
