@@ -15,27 +15,6 @@ from dataclasses import replace
 
 
 
-def check(op, y, x, w, wv, label):
-    """Every 61st row of ``y`` against the float64 reference (a wrong or unwritten row of a
-    dynamic schedule shows)."""
-    import ml_dtypes  # noqa: F401  (bfloat16 for .get())
-    import numpy as np
-
-    from nbkernels.rows.layer_norm_kernel import layer_norm_ref
-    from nbkernels.rows.rms_norm_kernel import rms_norm_ref
-    from nbkernels.rows.softmax_kernel import softmax_ref
-
-    xs = x[::61].get().astype(np.float64)
-    ws = None if wv is None else wv.get().astype(np.float64)
-    ref = {"layer_norm": lambda: layer_norm_ref(xs, ws, ws),
-           "rms_norm": lambda: rms_norm_ref(xs, w.get().astype(np.float64)),
-           "softmax": lambda: softmax_ref(xs)}[op]()
-    err = float((np.abs(y[::61].get().astype(np.float64) - ref) / (1 + np.abs(ref))).max())
-    tol = 1e-2 if x.dtype.itemsize == 2 else 1e-5
-    if not err <= tol:
-        raise SystemExit(f"CHECK FAILED {op} {label}: max error {err:.3g} > {tol}")
-
-
 def main():
     import cupy
 
@@ -62,10 +41,6 @@ def main():
                     help="layer_norm's weight and bias: in x's dtype (same), None (nothing "
                          "staged beside the rows), or float32 (twice the staged bytes of 16-bit "
                          "x); how much the staged vectors' shared memory costs (perf-notes r20)")
-    ap.add_argument("--dynamic", action="store_true",
-                    help="an experiment: blocks of one group take their rows from a counter "
-                         "(rows.device.DYNAMIC, perf-notes r21); builds go to a private disk "
-                         "cache, and every timed layout's output is checked on sampled rows")
     ap.add_argument("--json")
     a = ap.parse_args()
     if a.ln_row_bytes:
@@ -74,21 +49,6 @@ def main():
         from nbkernels.rows import layer_norm_kernel
         os.environ["NBKERNELS_CACHE_DIR"] = tempfile.mkdtemp(prefix="nbk_ln_")
         layer_norm_kernel.ROW_BYTES = a.ln_row_bytes
-    if a.dynamic:
-        import tempfile
-
-        import numpy as np
-
-        from nbkernels import runner
-        from nbkernels.rows import device
-        # beside the shipped builds' cache (kept between processes), else a private one
-        base = os.environ.get("NBKERNELS_CACHE_DIR")
-        os.environ["NBKERNELS_CACHE_DIR"] = base + "_dynamic" if base else \
-            tempfile.mkdtemp(prefix="nbk_dyn_")
-        device.DYNAMIC = True
-        runner.scratch()  # the counter's two words: zero before the first launch
-        for buf in runner._SCRATCH.values():
-            buf.copy_to_device(np.zeros(buf.size, np.uint8))
     sms = cupy.cuda.Device().attributes["MultiProcessorCount"]
     l2 = cupy.cuda.Device().attributes["L2CacheSize"]
     bw = bench.copy_bandwidth()
@@ -117,8 +77,6 @@ def main():
 
                 def timed(label, cfg=None):
                     t, _ = bench.time_events(lambda x: fn(x, cfg), sets, a.reps)
-                    if a.dynamic:
-                        check(op, fn(x0, cfg), x0, w, wv, label)
                     return {"layout": label, "us": t * 1e6, "of_copy": per / t / bw,
                             "plan": dict(host.LAST_PLAN)}
 

@@ -642,17 +642,8 @@ def walk(G):
     return int64(cuda.blockIdx.x) * per + grp, int64(cuda.gridDim.x) * per, tb - grp * G, grp
 
 
-#: An experiment (perf-notes r21; ``tools/rows_layout_sweep.py --dynamic``), read when a loop
-#: is built: blocks of one group (``G > 32``) take their rows from a counter in global memory
-#: (``ctr``: two float32 words, zero before the launch; the last block to finish zeroes them
-#: again) instead of the fixed walk of :func:`walk`. The first ``nbuf`` rows of block ``b`` are
-#: ``b, b + grid, ...`` as before; every later row is handed out in row order to whichever
-#: block asks first, as the hardware hands rows to new blocks in a block-per-row launch.
-DYNAMIC = False
-
-
 def make_loop(io, prologue, stage, work, max_buffers=4):
-    """``loop(sm, G, items, nbuf, words, vwords, ctx, ctr)``: the groups of ``G`` threads walk work
+    """``loop(sm, G, items, nbuf, words, vwords, ctx)``: the groups of ``G`` threads walk work
     items (rows, or chunks) ``i, i + step, ...`` (:func:`walk`), each group with a ring of
     ``nbuf`` (1, 2 or 4) staging buffers of ``words`` words per thread and ``vwords`` more
     (weight, bias) after them. ``prologue(sm, vbase, t, G, ctx)`` stages the vectors once;
@@ -670,61 +661,9 @@ def make_loop(io, prologue, stage, work, max_buffers=4):
     deeper (``kernel.nbk_max_buffers``)."""
     commit, wait_behind = io.commit, io.wait_behind
     AHEAD = max_buffers - 1  # items staged after the current one, at most
-    dynamic = DYNAMIC
 
     @dev
-    def dloop(sm, G, items, nbuf, words, vwords, ctx, ctr):
-        """The loop of one group a block (G > 32) with rows from the counter ``ctr[0]``
-        (``DYNAMIC``; rings of 1 or 2, deeper rings keep the walk). Thread 0 takes the row after the next one before
-        ``work``, whose group reduction has a block barrier (every row kernel's does for
-        G > 32); every thread reads it after ``work``. Two slots alternate, as ``exchange``'s:
-        a slot is written again only after every thread passed the next row's barrier."""
-        slots = cuda.shared.array(2, int64)
-        tb = cuda.threadIdx.x
-        grid = int64(cuda.gridDim.x)
-        item = int64(cuda.blockIdx.x)
-        ahead = nbuf - 1
-        if item < items:
-            t = int64(tb)
-            vbase = nbuf * G * words
-            prologue(sm, vbase, t, G, ctx)
-            q0 = float32(0)
-            nxt = item + ahead * grid  # the row staged ahead (ring of 2): static
-            if ahead == 1:
-                if item < items:
-                    q0 = stage(sm, 0, item, t, G, ctx)
-                commit()
-            it = int64(0)
-            while item < items:
-                target = nxt if ahead == 1 else item
-                after = float32(0)
-                if target < items:
-                    after = stage(sm, ((it + ahead) & (nbuf - 1)) * G * words, target, t,
-                                  G, ctx)
-                wait_behind(ahead)
-                if ahead == 0:
-                    q0 = after
-                if tb == 0:
-                    slots[it & 1] = (ahead + 1) * grid + int64(cuda.atomic.add(ctr, 0, float32(1)))
-                work(sm, (it & (nbuf - 1)) * G * words, vbase, item, it, q0, t, G, ctx)
-                if ahead == 1:
-                    q0 = after
-                    item = target
-                    nxt = slots[it & 1]
-                else:
-                    item = slots[it & 1]
-                it += 1
-        if tb == 0:  # the last block to finish zeroes the counter for the next launch
-            cuda.threadfence()
-            if cuda.atomic.add(ctr, 1, float32(1)) == float32(grid - 1):
-                ctr[0] = float32(0)
-                ctr[1] = float32(0)
-
-    @dev
-    def loop(sm, G, items, nbuf, words, vwords, ctx, ctr):
-        if dynamic and G > 32 and nbuf <= 2:
-            dloop(sm, G, items, nbuf, words, vwords, ctx, ctr)
-            return
+    def loop(sm, G, items, nbuf, words, vwords, ctx):
         item, step, t, grp = walk(G)
         if item >= items:  # a group of several warps is the whole block: all return
             return

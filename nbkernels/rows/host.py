@@ -614,7 +614,7 @@ def run_phases(call: Call, kernel, sig, cfg: cfgmod.RowConfig, rows: int, nstat:
             call.launch(kernel, sig, cfg.grid(rows), block, args(phase, 1, ws), tags + ("ws",),
                         key_parts, smem)
         return
-    unused = np.zeros(2, np.float32) if call.sim else runner.DeviceBuf(runner.scratch(), 2, 4)
+    unused = np.zeros(1, np.float32) if call.sim else runner.DeviceBuf(runner.scratch(), 1, 4)
     call.loop_launch(kernel, sig, cfg, cfg.grid(rows), lambda nbuf: args(0, nbuf, unused),
                      tags + (None,), key_parts)
 

@@ -210,7 +210,7 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
         xa, ya = int64(M.gmem_addr(X, 0)), int64(M.gmem_addr(Y, 0))
         wa, ba = int64(M.gmem_addr(W, 0)), int64(M.gmem_addr(B, 0))
         if phase == 0:  # whole rows, blocks looping over them; weight and bias staged once
-            loop(sm, G, rows, nbuf, NW, WNW + BNW, (xa, ya, wa, ba, sx, sy, n, eps, red), WS)
+            loop(sm, G, rows, nbuf, NW, WNW + BNW, (xa, ya, wa, ba, sx, sy, n, eps, red))
             return
         # split rows: block b is chunk b % chunks of row b // chunks
         row, c, t, c0, m = locate(phase, G, chunks, n, P)

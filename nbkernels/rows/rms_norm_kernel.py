@@ -140,7 +140,7 @@ def build(kind: str, wkind: str, sm80: bool, resid: bool):
         xa, ra, wa = int64(M.gmem_addr(X, 0)), int64(M.gmem_addr(R, 0)), int64(M.gmem_addr(W, 0))
         ya, ha = int64(M.gmem_addr(Y, 0)), int64(M.gmem_addr(H, 0))
         if phase == 0:  # whole rows, blocks looping over them; the weight staged once
-            loop(sm, G, rows, nbuf, ROW, WNW, (xa, ra, wa, ya, ha, sx, sr, sy, sh_, n, eps, red), WS)
+            loop(sm, G, rows, nbuf, ROW, WNW, (xa, ra, wa, ya, ha, sx, sr, sy, sh_, n, eps, red))
             return
         # split rows: block b is chunk b % chunks of row b // chunks; phase 1 stores the
         # chunk's sum of squares (and h), phase 2 sums them and scales the chunk

@@ -112,7 +112,7 @@ def build(kind: str, sm80: bool):
         sm = staging_base(cuda.shared.array(0, uint32))
         xa, ya = int64(M.gmem_addr(X, 0)), int64(M.gmem_addr(Y, 0))
         if phase == 0:  # whole rows, blocks looping over them
-            loop(sm, G, rows, nbuf, NW, 0, (xa, ya, sx, sy, n, red), WS)
+            loop(sm, G, rows, nbuf, NW, 0, (xa, ya, sx, sy, n, red))
             return
         # split rows: block b is chunk b % chunks of row b // chunks
         row, c, t, c0, m = locate(phase, G, chunks, n, P)

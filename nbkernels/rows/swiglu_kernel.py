@@ -94,7 +94,7 @@ def build(kind: str, sm80: bool):
         # bandwidth in bf16 at 8192 x 8192 on the H200, loading all first 76%).
         sm = staging_base(cuda.shared.array(0, uint32))
         ga, ua, ya = int64(M.gmem_addr(Gt, 0)), int64(M.gmem_addr(U, 0)), int64(M.gmem_addr(Y, 0))
-        loop(sm, G, rows * chunks, nbuf, ROW, 0, (ga, ua, ya, sg, su, sy, n, chunks), 0)
+        loop(sm, G, rows * chunks, nbuf, ROW, 0, (ga, ua, ya, sg, su, sy, n, chunks))
 
     # .minnctapersm 1: without it ptxas squeezed some variants to 64 registers with spills
     # (layer_norm f32 on sm_90a 16 B, swiglu f32 on sm_80 12 B); how many blocks share
