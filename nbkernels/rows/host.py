@@ -393,7 +393,7 @@ class Call:
             grid, nbuf, smem = cfgmod.plan_loop(
                 cfg if cfg.blocks else replace(cfg, blocks=2), items, 1, cfgmod.SmLimits(), 64,
                 0, kernel.nbk_row_bytes, kernel.nbk_vec_bytes, device_limits()[1], mode,
-                getattr(kernel, "nbk_max_buffers", 4), own)
+                getattr(kernel, "nbk_max_buffers", 4), own, despite(kernel, cfg))
             self.launch(kernel, sig, grid, block, args(nbuf), tags, key_parts, smem)
             return
         ikey = (id(kernel), str(self.arch()), self.first.device)
@@ -634,7 +634,16 @@ def plan(kernel, cfg: cfgmod.RowConfig, items: int, regs: int, static: int, mode
     sms, max_smem = device_limits()
     return cfgmod.plan_loop(cfg, items, sms, sm_limits(), regs, static, kernel.nbk_row_bytes,
                             kernel.nbk_vec_bytes, max_smem, mode,
-                            getattr(kernel, "nbk_max_buffers", 4), fallback)
+                            getattr(kernel, "nbk_max_buffers", 4), fallback,
+                            despite(kernel, cfg))
+
+
+def despite(kernel, cfg: cfgmod.RowConfig) -> bool:
+    """Whether ``kernel`` takes blocks of two rows at ``cfg``'s block size even where the
+    second buffer costs a resident block (its ``nbk_pairs_despite_residency``, block sizes
+    where that was measured faster: perf-notes r22)."""
+    return cfg.variant == "block" and \
+        cfg.threads in getattr(kernel, "nbk_pairs_despite_residency", ())
 
 
 def sm_limits() -> cfgmod.SmLimits:

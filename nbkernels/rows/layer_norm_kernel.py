@@ -251,6 +251,11 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
     # an SM is chosen per launch from the real count (host.Call.loop_launch)
     layer_norm_kernel.nbk_launch_bounds = (MAX_THREADS, 1)
     layer_norm_kernel.nbk_max_buffers = MAX_BUFFERS
+    # float32 rows of 2049-4096 (128 threads) where the plan takes blocks of two rows (above
+    # 30 GB/s of DRAM an SM: the H200): 95.0-95.2% of copy at 32768x4096 against 90.2-90.4%
+    # for the loop r18's residency rule kept, though the second buffer leaves 3 blocks an SM
+    # where one allows 4 (three samples on two machines; perf-notes r22). Rows of 8192 lose.
+    layer_norm_kernel.nbk_pairs_despite_residency = (128,) if kind == "f32" else ()
     layer_norm_kernel.nbk_per_thread = P
     layer_norm_kernel.nbk_row_bytes = NW * 4  # staged per thread per buffer
     layer_norm_kernel.nbk_vec_bytes = (WNW + BNW) * 4  # weight and bias, staged once (phase 0)
