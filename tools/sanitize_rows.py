@@ -31,6 +31,8 @@ CASES = [  # op, dtype, shape, layout, special, variant
     # blocks of two rows in row order, the last block one (perf-notes r18)
     ("rms_norm", "bfloat16", (7, 2000), "contig", None, "pairs"),
     ("softmax", "float16", (7, 2048), "contig", None, "pairs"),
+    # float32 layer_norm takes the pairs at 128 threads (perf-notes r22)
+    ("layer_norm", "float32", (7, 2000), "contig", None, "pairs"),
 ]
 
 rng = np.random.default_rng()
