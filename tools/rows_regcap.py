@@ -48,8 +48,10 @@ def _static_one(job):
     stem = Path(out) / arch / v.name.replace("/", "__")
     per = None
     if row.status == "ok" and stem.with_suffix(".sass").exists():
-        ops, *_ = sasscount.count(stem.with_suffix(".sass").read_text(), 8 if kind == "f32" else 4)
-        per = sum(ops.values()) / sasscount.PER_THREAD
+        P = sasscount.per_thread(stem.name)
+        ops, *_ = sasscount.count(stem.with_suffix(".sass").read_text(),
+                                  P * sasscount.element_bytes(stem.name) // 16)
+        per = sum(ops.values()) / P
     return op, kind, cap, row.status, row.registers, row.spill_stores, row.spill_loads, per
 
 
@@ -105,10 +107,12 @@ def gpu(args):
            "layer_norm": lambda x, w, b: nbkernels.layer_norm(x, w, b),
            "softmax": lambda x, w, b: nbkernels.softmax(x)}
     bw = None if args.build_only else copy_bandwidth()
-    for dt, dtype in (("bf16", BF16), ("f32", np.dtype(np.float32))):
+    dtypes = {"bf16": BF16, "f32": np.dtype(np.float32)}
+    for dt in args.dtypes.split(","):
+        dtype = dtypes[dt]
         for rows, n in LARGE if not args.build_only else [(64, 8192)]:
             pool = Pool(rows, n, dtype, 2, rng)
-            for op in GPU_OPS:
+            for op in args.ops.split(","):
                 sets = [(x, pool.w, pool.b) for x, _ in pool.pairs]
                 if args.build_only:
                     for _ in range(2):  # the second call is planned with the real registers
@@ -133,6 +137,8 @@ def main(argv):
     g = sub.add_parser("gpu")
     g.add_argument("--cap", default="none", choices=["none", *CAPS])
     g.add_argument("--build-only", action="store_true")
+    g.add_argument("--ops", default=",".join(GPU_OPS))
+    g.add_argument("--dtypes", default="bf16,f32")
     a = ap.parse_args(argv)
     (static if a.cmd == "static" else gpu)(a)
 
