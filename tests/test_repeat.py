@@ -579,3 +579,76 @@ def test_stream_ordered_makes_a_given_stream_current_for_the_call(monkeypatch):
     assert op(None, x=7, stream="t") == 7
     assert events == [("enter", 7, "t"), ("call", 7, "t"), ("exit", 7, "t")]
     assert list(inspect.signature(op).parameters) == ["self", "x", "y", "stream"]
+
+
+def test_row_replay_allocates_from_a_given_streams_pool_and_the_current_one_otherwise(
+        monkeypatch):
+    """A replay that allocates its output does so inside the given stream's context (the
+    output then comes from that stream's pool, as on the full path), and outside any context
+    without ``stream=``; the launch follows the allocation."""
+    events = []
+
+    class Ctx:
+        def __init__(self, like, stream):
+            self.args = (like, stream)
+
+        def __enter__(self):
+            events.append(("enter",) + self.args)
+
+        def __exit__(self, *exc):
+            events.append(("exit",) + self.args)
+
+    packed = launch.PackedArgs([0, 0], [launch.VOIDP] * 2)
+
+    class Call:
+        launches = [(("f", "fn"), (1, 1, 1), (32, 1, 1), 0, packed, [(0, "x"), (1, "out")])]
+        allocs = [("out", (2, 64), np.dtype(np.float32))]
+
+    x, made = FakeCupy((2, 64), ptr=0x1000), FakeCupy((2, 64), ptr=0x7000)
+    named = {"x": x, "out": None}
+
+    def alloc(like, shape, dtype):
+        events.append(("alloc", like))
+        return made, 0x7000
+
+    monkeypatch.setattr(repeat, "on_stream", Ctx)
+    with mock.patch.object(launch, "bind", lambda *a: lambda s: events.append(("launch", s))):
+        rep = host.Replay(Call(), ("out",), None, named, {"x": 0x1000}, (alloc, lambda l: 5))
+    assert rep.fire(named, {"x": 0x1000}, {}, None) is made
+    assert events == [("alloc", x), ("launch", 5)]
+    events.clear()
+    assert rep.fire(named, {"x": 0x1000}, {}, 9) is made
+    assert events == [("enter", x, 9), ("alloc", x), ("exit", x, 9), ("launch", 9)]
+
+
+@pytest.mark.parametrize("op", ["rms_norm", "layer_norm", "softmax", "swiglu"])
+def test_row_ops_take_a_recorded_replay_first_and_hand_it_the_stream(monkeypatch, op):
+    """A row op on arrays whose key has a replay fires it before anything else (no wrapper
+    frame, no checks, no plan), handing it ``stream=`` as given; the replay itself orders its
+    allocation on that stream (test above)."""
+    import nbkernels
+
+    x, w = FakeCupy((4, 64), ptr=0x1000), FakeCupy((64,), ptr=0x2000)
+    named, extra = {
+        "rms_norm": ({"x": x, "weight": w, "residual": None, "out": None, "residual_out": None},
+                     (float, None)),
+        "layer_norm": ({"x": x, "weight": w, "bias": w, "out": None}, (float, None)),
+        "softmax": ({"x": x, "out": None}, (None,)),
+        "swiglu": ({"gate": x, "up": x, "out": None}, (None,)),
+    }[op]
+    key, ptrs = host.fast_key(op, named, extra)
+    fired = []
+
+    class Rep:
+        def fire(self, named, ptrs, scalars, stream):
+            fired.append((ptrs, scalars, stream))
+            return "result"
+
+    monkeypatch.setitem(host._FAST, key, Rep())
+    monkeypatch.setattr(host, "Call", lambda *a, **k: pytest.fail("took the full path"))
+    monkeypatch.setattr(repeat, "on_stream", lambda *a: pytest.fail("entered a stream"))
+    args = {"rms_norm": (x, w), "layer_norm": (x, w, w), "softmax": (x,), "swiglu": (x, x)}[op]
+    fn = getattr(nbkernels, op)
+    assert fn(*args) == "result" and fn(*args, stream=7) == "result"
+    scalars = {"eps": 1e-6} if op == "rms_norm" else {"eps": 1e-5} if op == "layer_norm" else {}
+    assert fired == [(ptrs, scalars, None), (ptrs, scalars, 7)]

@@ -497,10 +497,15 @@ def fast_key(who, named: dict, extra):
     arguments' data pointers; (None, None) otherwise. Equal pointers (in-place calls) are
     part of the key, so a replay aliases exactly what the recorded call aliased."""
     descs, ptrs = [], {}
-    desc = repeat.desc
+    desc, kinds, cupy_kind = repeat.desc, repeat._KINDS, repeat.CUPY
     for name, x in named.items():
         if x is None:
             descs.append(None)
+            continue
+        if kinds.get(type(x)) == cupy_kind:  # repeat.desc's CuPy branch, without its call
+            mem = x.data
+            p = ptrs[name] = mem.ptr
+            descs.append((cupy_kind, x.dtype, x.shape, x.strides, p & 15, mem.device_id))
             continue
         d = desc(x)
         if d is None:
@@ -537,9 +542,15 @@ class Replay:
             for i, lo, hi, recorded in checks:
                 src += repeat.guard_source(f"ptrs[{o!r}]", f"ptrs[{i!r}]", lo, hi, recorded)
         src.append(f"    like = named[{next(iter(named))!r}]")  # x or gate: never None
+        allocs = []
         for k, (tag, shape, dtype) in enumerate(call.allocs):
             ns[f"A{k}"] = (shape, dtype)
-            src.append(f"    m_{tag}, p_{tag} = alloc(like, *A{k})")
+            allocs.append(f"m_{tag}, p_{tag} = alloc(like, *A{k})")
+        if allocs:  # with stream=, outputs from that stream's pool (as the full path's)
+            ns["on_stream"] = repeat.on_stream
+            src += ["    if stream is None:"] + [f"        {a}" for a in allocs] + \
+                ["    else:", "        with on_stream(like, stream):"] + \
+                [f"            {a}" for a in allocs]
         launches = []  # written and launched (the driver copies them) under the lock
         for fn, grid, block, smem, packed, fields in call.launches:
             writes = []

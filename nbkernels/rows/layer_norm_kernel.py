@@ -266,7 +266,6 @@ SIG = (host.BYTES,) * 4 + (types.int64,) * 4 + (types.float32,) + (types.int64,)
     (host.F32_BUF,)
 
 
-@repeat.stream_ordered(0, "x")
 def layer_norm(x, weight=None, bias=None, eps=1e-5, *, out=None, stream=None, config=None):
     """LayerNorm over the last axis: ``(x - mean) / sqrt(var + eps) * weight + bias``.
 
@@ -283,6 +282,14 @@ def layer_norm(x, weight=None, bias=None, eps=1e-5, *, out=None, stream=None, co
             res = rep.fire(named, ptrs, {"eps": float(eps)}, stream)
             if res is not repeat.DECLINED:
                 return res
+    return _layer_norm(x, weight, bias, eps, out=out, stream=stream, config=config,
+                       named=named, key=key, ptrs=ptrs)
+
+
+@repeat.stream_ordered(0, "x")
+def _layer_norm(x, weight, bias, eps, *, out, stream=None, config, named, key, ptrs):
+    """A call the repeat path did not take (with ``stream=``, run with that stream current):
+    check, plan, launch, and record the launches for repeat calls under ``key``."""
     if host.needs_device_copy(x, weight, bias, out):
         return host.via_device(
             lambda x, weight, bias: layer_norm(x, weight, bias, eps, config=config),

@@ -191,7 +191,6 @@ SIG = (host.BYTES,) * 5 + (types.int64,) * 6 + (types.float32,) + (types.int64,)
     (host.F32_BUF,)
 
 
-@repeat.stream_ordered(0, "x")
 def rms_norm(x, weight, eps=1e-6, *, residual=None, out=None, residual_out=None, stream=None,
              config=None):
     """RMSNorm over the last axis: ``x / sqrt(mean(x**2) + eps) * weight``.
@@ -212,6 +211,14 @@ def rms_norm(x, weight, eps=1e-6, *, residual=None, out=None, residual_out=None,
             res = rep.fire(named, ptrs, {"eps": float(eps)}, stream)
             if res is not repeat.DECLINED:
                 return res
+    return _rms_norm(x, weight, eps, residual=residual, out=out, residual_out=residual_out,
+                     stream=stream, config=config, named=named, key=key, ptrs=ptrs)
+
+
+@repeat.stream_ordered(0, "x")
+def _rms_norm(x, weight, eps, *, residual, out, residual_out, stream=None, config, named, key,
+              ptrs):
+    """A call the repeat path did not take (as ``layer_norm_kernel._layer_norm``)."""
     if host.needs_device_copy(x, weight, residual, out, residual_out):
         outs = {"out": out, "residual_out": residual_out} if residual is not None else {"out": out}
         res = host.via_device(

@@ -162,7 +162,6 @@ def build(kind: str, sm80: bool):
 SIG = (host.BYTES,) * 2 + (types.int64,) * 8 + (host.F32_BUF,)
 
 
-@repeat.stream_ordered(0, "x")
 def softmax(x, axis=-1, *, out=None, stream=None, config=None):
     """Softmax along ``axis`` (any axis; the last is fastest, others go through a copy).
 
@@ -185,6 +184,12 @@ def softmax(x, axis=-1, *, out=None, stream=None, config=None):
             res = rep.fire(named, ptrs, {}, stream)
             if res is not repeat.DECLINED:
                 return res
+    return _softmax(x, out=out, stream=stream, config=config, named=named, key=key, ptrs=ptrs)
+
+
+@repeat.stream_ordered(0, "x")
+def _softmax(x, *, out, stream=None, config, named, key, ptrs):
+    """A call the repeat path did not take (as ``layer_norm_kernel._layer_norm``)."""
     if host.needs_device_copy(x, out):
         return host.via_device(lambda x: softmax(x, config=config), {"x": x}, {"out": out})
     call = host.Call("softmax", stream)

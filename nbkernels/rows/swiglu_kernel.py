@@ -122,7 +122,6 @@ def _halves(x):
     return x[..., :d], x[..., d:], d
 
 
-@repeat.stream_ordered(0, "gate")
 def swiglu(gate, up=None, *, out=None, stream=None, config=None):
     """``silu(gate) * up``. With ``up`` None, ``gate`` holds ``[gate | up]`` along its last
     axis (length 2d) and the result has length d. float16, bfloat16 or float32 (both inputs
@@ -135,6 +134,13 @@ def swiglu(gate, up=None, *, out=None, stream=None, config=None):
             res = rep.fire(named, ptrs, {}, stream)
             if res is not repeat.DECLINED:
                 return res
+    return _swiglu(gate, up, out=out, stream=stream, config=config, named=named, key=key,
+                   ptrs=ptrs)
+
+
+@repeat.stream_ordered(0, "gate")
+def _swiglu(gate, up, *, out, stream=None, config, named, key, ptrs):
+    """A call the repeat path did not take (as ``layer_norm_kernel._layer_norm``)."""
     if host.needs_device_copy(gate, up, out):
         if up is None:  # split the host array here: device copies of the halves follow
             gate, up, _ = _halves(gate)
