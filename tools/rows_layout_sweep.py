@@ -33,6 +33,8 @@ def main():
                     help="no: time only the automatic plan and a block per row")
     ap.add_argument("--rows-per-block", default="no", choices=("yes", "no"),
                     help="yes: also blocks of 2 and 4 rows each, in row order")
+    ap.add_argument("--block-rows", default="2x2,4x2,4x4",
+                    help="with --rows-per-block yes: ROWSxBUFFERS,... (rows a block, buffers)")
     ap.add_argument("--ln-row-bytes", type=int, default=0,
                     help="an experiment: layer_norm's bytes of row a thread stages "
                          "(layer_norm_kernel.ROW_BYTES, 128: 64 16-bit elements); builds go to "
@@ -43,6 +45,7 @@ def main():
                          "x); how much the staged vectors' shared memory costs (perf-notes r20)")
     ap.add_argument("--json")
     a = ap.parse_args()
+    a.block_rows = [tuple(map(int, v.split("x"))) for v in a.block_rows.split(",")]
     if a.ln_row_bytes:
         import tempfile
 
@@ -90,7 +93,7 @@ def main():
                 base = cfgmod.RowConfig("block", min(auto["threads"], cfgmod.MAX_THREADS))
                 # k rows a block, blocks in row order as in a block per row, the next rows'
                 # copies in flight behind the first (perf-notes r18, the H200)
-                for k, b in ((2, 2), (4, 2), (4, 4)) if a.rows_per_block == "yes" else ():
+                for k, b in (a.block_rows if a.rows_per_block == "yes" else ()):
                     if auto["threads"] <= cfgmod.MAX_THREADS and rows >= k * sms:
                         res.append(timed(f"rows/{k} {b}buf",
                                          replace(base, blocks=-(-rows // k), buffers=b)))
