@@ -231,7 +231,7 @@ def test_pairs_fall_back_where_the_second_buffer_costs_resident_blocks():
         (8192, 1, 256 * (128 + 256))
 
 
-def test_pairs_despite_residency_where_the_kernel_measured_them_faster():
+def test_pairs_whatever_residency_where_the_kernel_measured_them_faster():
     # layer_norm f32 at 4096: 128 threads, 123 registers (4 blocks an SM by registers), 128 B
     # of row and 256 B of weight and bias a thread: one buffer fits 4 blocks, two fit 3. The
     # pairs moved 95% of copy there against the loop's 90% (H200, perf-notes r22).
@@ -239,22 +239,39 @@ def test_pairs_despite_residency_where_the_kernel_measured_them_faster():
     kw = dict(items=32768, regs=123, row_bytes=128, vec_bytes=256, mode="pairs")
     assert plan(cfg, **kw)[:2] == (3 * 132, 2)  # the residency rule: the automatic loop
     assert plan_loop(cfg, 32768, 132, H200, 123, 128, 128, 256, MAX_SMEM, "pairs", 2, None,
-                     despite=True) == (16384, 2, 128 * (2 * 128 + 256))
+                     pair_buffers=2) == (16384, 2, 128 * (2 * 128 + 256))
     # never where the second buffer would leave one block an SM (rows of 8192, 256 threads)
     wide = RowConfig("block", 256)
     assert plan_loop(wide, 8192, 132, H200, 123, 128, 128, 256, MAX_SMEM, "pairs", 2, None,
-                     despite=True)[1] == 1
+                     pair_buffers=2)[1] == 1
 
 
-def test_only_float32_layer_norm_at_128_threads_takes_pairs_despite_residency():
+def test_pairs_with_one_buffer_keep_a_block_per_rows_residency():
+    # 16-bit layer_norm at 8192: 128 threads, 128 registers (4 blocks an SM), 128 B of row and
+    # 256 B of weight and bias a thread: pairs of rows worked one after the other, one buffer,
+    # 4 blocks (perf-notes r24: 85% of copy against the loop's 79%)
+    cfg = RowConfig("block", 128)
+    got = plan_loop(cfg, 8192, 132, H200, 128, 128, 128, 256, MAX_SMEM, "pairs", 2, None,
+                    pair_buffers=1)
+    assert got == (4096, 1, 128 * (128 + 256))
+    # too few rows to fill the GPU in pairs: a block per row
+    assert plan_loop(cfg, 600, 132, H200, 128, 128, 128, 256, MAX_SMEM, "pairs", 2, None,
+                     pair_buffers=1) == (600, 1, 128 * (128 + 256))
+
+
+def test_layer_norm_pairs_by_block_size():
     from nbkernels.rows import host
     from nbkernels.rows.layer_norm_kernel import build
     f32 = build("f32", "f32", "f32", True, True, True)
     bf16 = build("bf16", "bf16", "bf16", True, True, True)
-    assert host.despite(f32, RowConfig("block", 128))
-    assert not host.despite(f32, RowConfig("block", 256))
-    assert not host.despite(f32, RowConfig("warp", 32, 4))
-    assert not host.despite(bf16, RowConfig("block", 128))
+    turing = build("f16", "f16", "f16", False, True, True)
+    assert host.pair_buffers(f32, RowConfig("block", 128)) == 2
+    assert host.pair_buffers(f32, RowConfig("block", 256)) == 0
+    assert host.pair_buffers(f32, RowConfig("warp", 32, 4)) == 0
+    assert host.pair_buffers(bf16, RowConfig("block", 64)) == 1
+    assert host.pair_buffers(bf16, RowConfig("block", 128)) == 1
+    assert host.pair_buffers(bf16, RowConfig("block", 256)) == 0
+    assert host.pair_buffers(turing, RowConfig("block", 128)) == 0
 
 
 def test_pairs_need_a_kernel_built_for_two_buffers():
