@@ -239,11 +239,11 @@ def test_pairs_whatever_residency_where_the_kernel_measured_them_faster():
     kw = dict(items=32768, regs=123, row_bytes=128, vec_bytes=256, mode="pairs")
     assert plan(cfg, **kw)[:2] == (3 * 132, 2)  # the residency rule: the automatic loop
     assert plan_loop(cfg, 32768, 132, H200, 123, 128, 128, 256, MAX_SMEM, "pairs", 2, None,
-                     pair_buffers=2) == (16384, 2, 128 * (2 * 128 + 256))
+                     pairs_as=(2, 2)) == (16384, 2, 128 * (2 * 128 + 256))
     # never where the second buffer would leave one block an SM (rows of 8192, 256 threads)
     wide = RowConfig("block", 256)
     assert plan_loop(wide, 8192, 132, H200, 123, 128, 128, 256, MAX_SMEM, "pairs", 2, None,
-                     pair_buffers=2)[1] == 1
+                     pairs_as=(2, 2))[1] == 1
 
 
 def test_pairs_with_one_buffer_keep_a_block_per_rows_residency():
@@ -252,11 +252,15 @@ def test_pairs_with_one_buffer_keep_a_block_per_rows_residency():
     # 4 blocks (perf-notes r24: 85% of copy against the loop's 79%)
     cfg = RowConfig("block", 128)
     got = plan_loop(cfg, 8192, 132, H200, 128, 128, 128, 256, MAX_SMEM, "pairs", 2, None,
-                    pair_buffers=1)
+                    pairs_as=(2, 1))
     assert got == (4096, 1, 128 * (128 + 256))
     # too few rows to fill the GPU in pairs: a block per row
     assert plan_loop(cfg, 600, 132, H200, 128, 128, 128, 256, MAX_SMEM, "pairs", 2, None,
-                     pair_buffers=1) == (600, 1, 128 * (128 + 256))
+                     pairs_as=(2, 1)) == (600, 1, 128 * (128 + 256))
+    # float32 layer_norm at 8192: 256 threads, 123 registers, 128 B of row and 256 B of
+    # weight and bias a thread, blocks of four rows with one buffer: 2 blocks an SM (r25)
+    assert plan_loop(RowConfig("block", 256), 8192, 132, H200, 123, 128, 128, 256, MAX_SMEM,
+                     "pairs", 2, None, pairs_as=(4, 1)) == (2048, 1, 256 * (128 + 256))
 
 
 def test_layer_norm_pairs_by_block_size():
@@ -265,13 +269,14 @@ def test_layer_norm_pairs_by_block_size():
     f32 = build("f32", "f32", "f32", True, True, True)
     bf16 = build("bf16", "bf16", "bf16", True, True, True)
     turing = build("f16", "f16", "f16", False, True, True)
-    assert host.pair_buffers(f32, RowConfig("block", 128)) == 2
-    assert host.pair_buffers(f32, RowConfig("block", 256)) == 0
-    assert host.pair_buffers(f32, RowConfig("warp", 32, 4)) == 0
-    assert host.pair_buffers(bf16, RowConfig("block", 64)) == 1
-    assert host.pair_buffers(bf16, RowConfig("block", 128)) == 1
-    assert host.pair_buffers(bf16, RowConfig("block", 256)) == 0
-    assert host.pair_buffers(turing, RowConfig("block", 128)) == 0
+    assert host.pairs_as(f32, RowConfig("block", 128)) == (2, 2)
+    assert host.pairs_as(f32, RowConfig("block", 256)) == (4, 1)
+    assert host.pairs_as(f32, RowConfig("block", 512)) is None
+    assert host.pairs_as(f32, RowConfig("warp", 32, 4)) is None
+    assert host.pairs_as(bf16, RowConfig("block", 64)) == (2, 1)
+    assert host.pairs_as(bf16, RowConfig("block", 128)) == (2, 1)
+    assert host.pairs_as(bf16, RowConfig("block", 256)) is None
+    assert host.pairs_as(turing, RowConfig("block", 128)) is None
 
 
 def test_pairs_need_a_kernel_built_for_two_buffers():

@@ -217,7 +217,7 @@ def layout_mode(cfg: RowConfig, lim: SmLimits, own: str | None = None) -> str | 
 
 def plan_loop(cfg: RowConfig, items: int, sms: int, lim: SmLimits, regs: int, static_smem: int,
               row_bytes: int, vec_bytes: int, max_smem: int, mode: str | None = None,
-              max_buffers: int = 4, fallback: str | None = None, pair_buffers: int = 0):
+              max_buffers: int = 4, fallback: str | None = None, pairs_as=None):
     """(blocks, buffers, dynamic shared memory) for ``items`` row groups (or chunks) in the
     looping layout ``cfg``. A thread stages ``row_bytes`` per buffer and ``vec_bytes`` once
     (weight, bias). A ring of :data:`AUTO_BUFFERS` (2) where it fits in a block and leaves
@@ -228,10 +228,11 @@ def plan_loop(cfg: RowConfig, items: int, sms: int, lim: SmLimits, regs: int, st
     not fit, or beyond ``max_buffers``, the deepest ring the kernel is built for); "pairs":
     blocks of two items in item order (block b takes items b and b + blocks) with two
     buffers, a block per item where that many blocks would not fill every SM, and
-    ``fallback``'s plan where the second buffer costs resident blocks. ``pair_buffers`` (1 or
-    2; 0: the rule just said): the buffers of the pairs a kernel measured faster at this block
-    size whatever they cost (perf-notes r22, r24), taken where they keep at least two blocks an
-    SM; with one buffer a block works its two rows one after the other.
+    ``fallback``'s plan where the second buffer costs resident blocks. ``pairs_as`` (None: the
+    rule just said): ``(rows, buffers)``, the blocks of several rows a kernel measured faster at
+    this block size whatever residency they cost (perf-notes r22, r24, r25), taken where they
+    keep at least two blocks an SM; with one buffer a block works its rows one after the other
+    (block b takes rows b, b + blocks, ...: row order in each window).
     ``max_smem``: the per-block opt-in limit, which ``static_smem`` + the dynamic size must
     respect."""
     block = cfg.threads * cfg.rows_per_block
@@ -246,10 +247,10 @@ def plan_loop(cfg: RowConfig, items: int, sms: int, lim: SmLimits, regs: int, st
         return resident_blocks(block, regs, smem(nbuf) + static_smem, lim)
 
     if mode == "pairs" and not (cfg.blocks or cfg.buffers):
-        b = pair_buffers or 2
-        if max_buffers >= b and fits(b) and (resident(b) >= 2 if pair_buffers else
+        k, b = pairs_as or (2, 2)
+        if max_buffers >= b and fits(b) and (resident(b) >= 2 if pairs_as else
                                              resident(2) >= resident(1)):
-            pairs = -(-items // 2)
+            pairs = -(-items // k)
             if pairs >= resident(b) * sms:
                 return pairs, b, smem(b)
             mode = "0"  # all rows in one round: a block each

@@ -393,7 +393,7 @@ class Call:
             grid, nbuf, smem = cfgmod.plan_loop(
                 cfg if cfg.blocks else replace(cfg, blocks=2), items, 1, cfgmod.SmLimits(), 64,
                 0, kernel.nbk_row_bytes, kernel.nbk_vec_bytes, device_limits()[1], mode,
-                getattr(kernel, "nbk_max_buffers", 4), own, pair_buffers(kernel, cfg))
+                getattr(kernel, "nbk_max_buffers", 4), own, pairs_as(kernel, cfg))
             self.launch(kernel, sig, grid, block, args(nbuf), tags, key_parts, smem)
             return
         ikey = (id(kernel), str(self.arch()), self.first.device)
@@ -646,16 +646,16 @@ def plan(kernel, cfg: cfgmod.RowConfig, items: int, regs: int, static: int, mode
     return cfgmod.plan_loop(cfg, items, sms, sm_limits(), regs, static, kernel.nbk_row_bytes,
                             kernel.nbk_vec_bytes, max_smem, mode,
                             getattr(kernel, "nbk_max_buffers", 4), fallback,
-                            pair_buffers(kernel, cfg))
+                            pairs_as(kernel, cfg))
 
 
-def pair_buffers(kernel, cfg: cfgmod.RowConfig) -> int:
-    """The buffers of the blocks of two rows ``kernel`` takes at ``cfg``'s block size whatever
-    resident blocks they cost (its ``nbk_pairs_by_threads``, block sizes where that was
-    measured faster: perf-notes r22, r24); 0 where the residency rule decides."""
+def pairs_as(kernel, cfg: cfgmod.RowConfig):
+    """``(rows, buffers)``: the blocks of several rows ``kernel`` takes at ``cfg``'s block size
+    whatever resident blocks they cost (its ``nbk_pairs_by_threads``, block sizes where that
+    was measured faster: perf-notes r22, r24, r25); None where the residency rule decides."""
     if cfg.variant != "block":
-        return 0
-    return getattr(kernel, "nbk_pairs_by_threads", {}).get(cfg.threads, 0)
+        return None
+    return getattr(kernel, "nbk_pairs_by_threads", {}).get(cfg.threads)
 
 
 def sm_limits() -> cfgmod.SmLimits:

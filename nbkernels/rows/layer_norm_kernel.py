@@ -251,17 +251,18 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
     # an SM is chosen per launch from the real count (host.Call.loop_launch)
     layer_norm_kernel.nbk_launch_bounds = (MAX_THREADS, 1)
     layer_norm_kernel.nbk_max_buffers = MAX_BUFFERS
-    # blocks of two rows where the plan takes them (above 30 GB/s of DRAM an SM: the H200),
-    # whatever resident blocks they cost, by block size (perf-notes r22, r24; two or three
-    # samples each, % of copy against the automatic plan):
-    # * float32 rows of 2049-4096 (128 threads), two buffers: 95.0-95.6 at 32768x4096 against
-    #   the loop's 90.2-90.4, though the second buffer leaves 3 blocks an SM where one allows 4;
-    #   rows of 8192 lose (71 against 87);
-    # * 16-bit rows of 2049-8192 (64 and 128 threads), one buffer, the two rows one after the
-    #   other (the staged weight and bias read once for both, a block per row's residency):
-    #   90.6-91.0 at 32768x4096 against 86.0, 84.7-84.8 at 8192^2 against 79.3-79.7.
-    layer_norm_kernel.nbk_pairs_by_threads = {128: 2} if kind == "f32" else \
-        {64: 1, 128: 1} if sm80 else {}
+    # blocks of several rows where the plan takes pairs (above 30 GB/s of DRAM an SM: the
+    # H200), whatever resident blocks they cost, by block size: (rows a block, buffers)
+    # (perf-notes r22, r24, r25; two or three samples each, % of copy against the plan before):
+    # * float32 rows of 2049-4096 (128 threads), two rows, two buffers: 95.0-96.1 at 32768x4096
+    #   against the loop's 90.2-90.4, though the second buffer leaves 3 blocks an SM of 4;
+    # * float32 rows of 4097-8192 (256 threads), four rows, one buffer: 90.3-90.6 at 8192^2
+    #   against the loop's 88.4, 93.2-93.3 at 16384x8192 against 90.6-90.8;
+    # * 16-bit rows of 2049-8192 (64 and 128 threads), two rows, one buffer (a block per row's
+    #   residency, the staged weight and bias read once for both rows): 90.6-91.8 at
+    #   32768x4096 against 86.0, 84.0-86.0 at 8192^2 against 79.3-79.7.
+    layer_norm_kernel.nbk_pairs_by_threads = {128: (2, 2), 256: (4, 1)} if kind == "f32" else \
+        {64: (2, 1), 128: (2, 1)} if sm80 else {}
     layer_norm_kernel.nbk_per_thread = P
     layer_norm_kernel.nbk_row_bytes = NW * 4  # staged per thread per buffer
     layer_norm_kernel.nbk_vec_bytes = (WNW + BNW) * 4  # weight and bias, staged once (phase 0)
