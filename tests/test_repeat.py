@@ -45,6 +45,16 @@ def test_desc_keys_what_a_launch_depends_on():
         assert repeat.desc(other)[0] != base[0]
 
 
+def test_row_key_reads_cupy_arrays_as_desc_does():
+    """``rows.host.fast_key`` reads CuPy arrays inline (perf-notes h5): its descriptor of each
+    must be ``repeat.desc``'s, which the replay's overlap checks read again."""
+    arrays = [FakeCupy((4, 64)), FakeCupy((4, 64), np.float16, ptr=(1 << 20) + 8, device=1),
+              FakeCupy((4, 64), strides=(512, 4))]
+    for x in arrays:
+        key, ptrs = host.fast_key("t", {"x": x, "out": None}, ())
+        assert key[1] == (repeat.desc(x)[0], None) and ptrs == {"x": repeat.desc(x)[1]}
+
+
 def test_desc_declines_everything_else():
     assert repeat.desc(np.zeros(4)) is None
     assert repeat.desc([1, 2]) is None
