@@ -6,6 +6,8 @@
 #                      this checkout for "."
 #   ab_bench LABEL DIR BENCH-ARGS...   bench rows under $out/LABEL.json, output $out/LABEL.txt
 #   ab_warm DIR BENCH-ARGS...          compile only (background it; collect with wait $pids)
+#   ab_small_calls LIMIT_S   tools/host_parts.py --calls on the tree under _ab/old and on this
+#                            checkout, alternated twice (small calls, perf-notes h4, h5)
 ab_tree() { if [ "$1" = . ]; then echo "$PWD"; else echo "$PWD/$1"; fi; }
 
 ab_cache() { if [ "$1" = "$PWD" ]; then echo "$NBKERNELS_CACHE_DIR"; else echo "$1/.nbk_cache"; fi; }
@@ -35,4 +37,16 @@ ab_warm() {
     shift
     (cd "$dir" && PYTHONPATH=/tmp/site:$dir NBKERNELS_CACHE_DIR=$(ab_cache "$dir") timeout 300 \
         python3 -m nbkernels.matmul.bench "$@" --prewarm 1 --prewarm-only > /dev/null 2>&1)
+}
+
+ab_small_calls() {
+    local limit=$1 old round dir
+    old=$(cd _ab/old && pwd)
+    for round in 1 2; do
+        for dir in "$old" "$PWD"; do
+            if [ "$dir" = "$old" ]; then echo "--- old, round $round"; else echo "--- new, round $round"; fi
+            (cd "$dir" && PYTHONPATH=/tmp/site:$dir NBKERNELS_CACHE_DIR=$dir/.nbk_cache \
+                timeout "$limit" python3 tools/host_parts.py --calls 2>&1 | grep -v "^ *$" | head -20)
+        done
+    done
 }

@@ -5,15 +5,8 @@
 # pieces on this tree; then the GPU tests that replay recorded calls (new data, outputs,
 # streams, threads, torch, split-K, split tail, tensor maps).
 . tools/device-preamble.sh
-OLD=$(cd _ab/old && pwd)
-calls() {  # calls DIR: host_parts --calls from DIR's own tree and kernel cache
-    (cd "$1" && PYTHONPATH=/tmp/site:$1 NBKERNELS_CACHE_DIR=$1/.nbk_cache timeout 240 \
-        python3 tools/host_parts.py --calls 2>&1 | grep -v "^ *$" | head -20)
-}
-for round in 1 2; do
-    echo "--- old, round $round"; calls "$OLD"
-    echo "--- new, round $round"; calls "$PWD"
-done
+. tools/ab-lib.sh
+ab_small_calls 240
 echo "--- pieces, new tree"
 timeout 200 python3 tools/host_parts.py 2>&1 | grep " us$" | head -50
 echo "timed at ${SECONDS}s"
