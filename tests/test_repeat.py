@@ -29,6 +29,22 @@ class FakeCupy:
         self.data = Mem(ptr, device)
 
 
+def recording_context(events):
+    """A stand-in for ``repeat.on_stream(like, stream)`` that appends ``("enter", like,
+    stream)`` and ``("exit", like, stream)`` to ``events``."""
+    class Ctx:
+        def __init__(self, like, stream):
+            self.args = (like, stream)
+
+        def __enter__(self):
+            events.append(("enter",) + self.args)
+
+        def __exit__(self, *exc):
+            events.append(("exit",) + self.args)
+
+    return Ctx
+
+
 @pytest.fixture(autouse=True)
 def fake_kind():
     with mock.patch.dict(repeat._KINDS, {FakeCupy: repeat.CUPY}):
@@ -563,16 +579,7 @@ def test_stream_ordered_makes_a_given_stream_current_for_the_call(monkeypatch):
     import inspect
 
     events = []
-
-    class Ctx:
-        def __init__(self, like, stream):
-            self.args = (like, stream)
-
-        def __enter__(self):
-            events.append(("enter",) + self.args)
-
-        def __exit__(self, *exc):
-            events.append(("exit",) + self.args)
+    Ctx = recording_context(events)
 
     monkeypatch.setattr(repeat, "on_stream", Ctx)
 
@@ -597,16 +604,7 @@ def test_row_replay_allocates_from_a_given_streams_pool_and_the_current_one_othe
     output then comes from that stream's pool, as on the full path), and outside any context
     without ``stream=``; the launch follows the allocation."""
     events = []
-
-    class Ctx:
-        def __init__(self, like, stream):
-            self.args = (like, stream)
-
-        def __enter__(self):
-            events.append(("enter",) + self.args)
-
-        def __exit__(self, *exc):
-            events.append(("exit",) + self.args)
+    Ctx = recording_context(events)
 
     packed = launch.PackedArgs([0, 0], [launch.VOIDP] * 2)
 
