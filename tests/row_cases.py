@@ -34,6 +34,16 @@ def _values(rng, shape, special):
     x = rng.standard_normal(shape) * 2.0
     if special == "big":  # softmax must subtract the max first: exp(1e4) overflows
         x = x * 5e3
+    elif special == "near1e4":  # values 1e4 apart from 0 but O(1) apart from each other: every
+        x = x + 1e4  # element matters, and exp's argument must come out exact (float32)
+    elif special == "huge":  # softmax near float32's limit: row 0's max 3e38 (max * log2e
+        flat = x.reshape(-1, shape[-1])  # overflows: exp(x - max) kept), row 1's 1.5e38 (folded
+        flat[:, :] *= 1e37  # into the FMA: the rest's x * log2e - max * log2e rounds to -inf)
+        flat[0, :: max(1, shape[-1] // 3)] = 3e38
+        if flat.shape[0] > 1:
+            flat[1, 1::4] = 1.5e38
+        if flat.shape[0] > 2:
+            flat[2, :] = -3e38 + np.abs(flat[2, :])  # every value near -3e38
     elif special == "equal":
         x = np.broadcast_to(x[..., :1], shape).copy()
     elif special == "offset":  # a mean far from 0 against the spread: variance cancellation

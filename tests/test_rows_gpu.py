@@ -23,6 +23,9 @@ CASES += [(op, dt, (37, 3000), lay, None, var)
               (None, "split256"))]
 CASES += [("softmax", dt, (64, 5000), "contig", sp, var)
           for dt, sp, var in itertools.product(DTYPES, ("big", "nonfinite"), (None, "split256"))]
+CASES += [("softmax", dt, (3, 5000), "contig", sp, var)
+          for dt, sp, var in itertools.product(("bfloat16", "float32"), ("huge", "near1e4"),
+                                               (None, "split256"))]
 CASES += [(op, "float32", (64, 3000), "contig", sp, None)
           for op, sp in itertools.product(("rms_norm", "layer_norm", "swiglu"),
                                           ("nonfinite", "equal"))]
