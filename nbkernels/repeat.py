@@ -95,6 +95,20 @@ def guard_source(out_ptr: str, other_ptr: str, lo: int, hi: int, allowed=None) -
             "        return DECLINED"]
 
 
+def alloc_source(ns: dict, allocs) -> list:
+    """Source lines of a generated replay (one whose arguments include ``like`` and
+    ``stream``) that run the allocation statements ``allocs``: without ``stream=`` as they
+    are, with it inside that stream's context (:func:`on_stream`), so the outputs and
+    workspaces come from the given stream's pool, as the full path's do. Only the
+    allocations: the launches name their stream themselves (:func:`launch_source`)."""
+    if not allocs:
+        return []
+    ns["on_stream"] = on_stream
+    return (["    if stream is None:"] + [f"        {a}" for a in allocs] +
+            ["    else:", "        with on_stream(like, stream):"] +
+            [f"            {a}" for a in allocs])
+
+
 def launch_source(ns: dict, launches, first=()) -> list:
     """The end of a generated replay (one whose arguments include ``like`` and ``stream``, with
     ``lock`` and ``current`` in ``ns``): the stream's handle (the current one, or the given

@@ -273,11 +273,11 @@ def test_gemm_launcher_writes_pointers_scalars_and_fresh_output(has_c):
     assert reduce[30] == (0.5 if has_c else 0.0)
 
 
-def test_gemm_takes_a_recorded_launcher_first_and_a_given_stream_inside_its_context(
-        monkeypatch):
-    """``nbkernels.gemm`` on arrays whose key has a launcher replays it, with no plan; with
-    ``stream=`` the replay runs inside that stream's context (its output from that stream's
-    pool) and is handed the stream; as a decorator it still returns a fused GEMM."""
+def test_gemm_takes_a_recorded_launcher_first_and_hands_it_the_stream(monkeypatch):
+    """``nbkernels.gemm`` on arrays whose key has a launcher replays it, with no plan and no
+    stream context of its own: the launcher is handed ``stream=`` as given and orders its
+    allocations on it (test below), as the row replays do; as a decorator it still returns a
+    fused GEMM."""
     import nbkernels
     from nbkernels.matmul import FusedGemm, fast
 
@@ -289,28 +289,58 @@ def test_gemm_takes_a_recorded_launcher_first_and_a_given_stream_inside_its_cont
             fired.append((ptrs, like, stream))
             return "result"
 
-    class Ctx:
-        def __init__(self, like, stream):
-            events.append(("ctx", like, stream))
-
-        def __enter__(self):
-            events.append("enter")
-
-        def __exit__(self, *exc):
-            events.append("exit")
-
     key, ptrs = fast.key_of(a, b, None, None, 1, 0, None, None, None)
     monkeypatch.setitem(fast._FAST, key, Lz())
-    monkeypatch.setattr(repeat, "on_stream", Ctx)
+    monkeypatch.setattr(repeat, "on_stream", recording_context(events))
     monkeypatch.setattr("nbkernels.matmul.plan", lambda *a, **k: pytest.fail("planned"))
-    assert nbkernels.gemm(a, b) == "result" and fired == [(ptrs, a, None)] and not events
+    assert nbkernels.gemm(a, b) == "result" and fired == [(ptrs, a, None)]
     assert nbkernels.gemm(a, b, stream=42) == "result"
-    assert fired[-1] == (ptrs, a, 42) and events == [("ctx", a, 42), "enter", "exit"]
+    assert fired[-1] == (ptrs, a, 42) and not events
 
     def epilogue(acc, i, j):
         return acc
 
     assert isinstance(nbkernels.gemm(epilogue), FusedGemm)
+
+
+@pytest.mark.parametrize("split", [False, True])
+def test_gemm_launcher_allocates_from_a_given_streams_pool(monkeypatch, split):
+    """A GEMM replay allocates its output (and a split tail's workspace and flags) inside the
+    given stream's context and launches after it, on that stream; without ``stream=`` it
+    allocates outside any context and launches on the current stream (the rule of the row
+    replays, repeat.alloc_source)."""
+    from nbkernels.matmul import fast
+
+    class Maps:
+        lock = threading.Lock()
+
+        def device_ptr(self, pa, pb):
+            events.append(("maps",))
+            return 0xA000
+
+    events, launched = [], []
+    ptrs = iter(range(0x10000, 0x20000, 0x100))
+
+    def alloc(like, shape, dtype):
+        events.append(("alloc", tuple(shape)))
+        p = next(ptrs)
+        return FakeCupy(shape, dtype, ptr=p), p
+
+    monkeypatch.setattr(repeat, "on_stream", recording_context(events))
+    tag = "wgmma-sk" if split else "wgmma"
+    sk = (((3 * 64 * 64,), np.dtype(np.float32)), ((12,), np.dtype(np.int64))) if split else None
+    lz = fast.Launcher([_gemm_step(tag, launched, 13, launch.I64)], cast=int, out_shape=(64, 64),
+                       out_dtype=np.dtype(np.float16), has_c=False,
+                       ops=(alloc, lambda like: 55), maps=Maps(), streamk=sk)
+    a = FakeCupy((64, 32), np.float16, ptr=0x1000)
+    allocs = [("alloc", (64, 64))] + ([("alloc", (3 * 64 * 64,)), ("alloc", (12,))] if split
+                                      else [])
+    lz((0x1000, 0x2000, 0, 0), a, None, None, 1, 0, None)
+    assert events == allocs + [("maps",)] and launched[-1][1] == 55
+    events.clear()
+    lz((0x1000, 0x2000, 0, 0), a, None, None, 1, 0, 9)
+    assert events == [("enter", a, 9)] + allocs + [("exit", a, 9), ("maps",)]
+    assert launched[-1][1] == 9
 
 
 def test_gemm_launcher_threads_never_launch_each_others_pointers():

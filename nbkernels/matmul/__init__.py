@@ -33,12 +33,8 @@ def gemm(a=None, b=None, c=None, *, alpha=1, beta=0, out=None, precision=None, s
     key, ptrs = fast.key_of(a, b, c, out, alpha, beta, precision, variant, tile)
     if key is not None:
         launcher = fast._FAST.get(key)
-        if launcher is not None:
-            if stream is None:
-                res = launcher.fire(ptrs, a, c, out, alpha, beta, None)
-            else:
-                with repeat.on_stream(a, stream):  # its output from that stream's pool
-                    res = launcher.fire(ptrs, a, c, out, alpha, beta, stream)
+        if launcher is not None:  # (with stream=, it allocates from that stream's pool)
+            res = launcher.fire(ptrs, a, c, out, alpha, beta, stream)
             if res is not repeat.DECLINED:  # (an out meeting an operand: the full path)
                 return res
     if callable(a) and b is None and c is None and not hasattr(a, "shape"):

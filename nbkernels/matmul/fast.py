@@ -102,13 +102,16 @@ class Launcher:
             if self.has_c:
                 lines += repeat.guard_source("pd", "pc", *repeat.meet_bounds(sd, sc),
                                              0 if self.c_like_out else None)
+        allocs = []  # with stream=, from that stream's pool (repeat.alloc_source)
         if self.out_shape is not None:
-            lines.append("    out, pd = alloc(like, *OUT)")
+            allocs.append("out, pd = alloc(like, *OUT)")
         if self.workspace is not None:  # stream-ordered pool allocations, freed on return
-            lines.append("    work, pw = alloc(like, *WS)")
-        if self.streamk is not None:  # split tail: partial sums, flags, this call's nonce
-            lines += ["    work, pw = alloc(like, *SKW)", "    flags, pf = alloc(like, *SKF)",
-                      "    nonce = int(new_nonce())"]
+            allocs.append("work, pw = alloc(like, *WS)")
+        if self.streamk is not None:  # split tail: partial sums, flags
+            allocs += ["work, pw = alloc(like, *SKW)", "flags, pf = alloc(like, *SKF)"]
+        lines += repeat.alloc_source(ns, allocs)
+        if self.streamk is not None:  # this call's nonce
+            lines.append("    nonce = int(new_nonce())")
         lines.append("    al = cast(alpha)")
         value = dict(_VALUE, c="pc" if self.has_c else "pd", beta="cast(beta)" if self.has_c
                      else "ZERO")

@@ -546,11 +546,7 @@ class Replay:
         for k, (tag, shape, dtype) in enumerate(call.allocs):
             ns[f"A{k}"] = (shape, dtype)
             allocs.append(f"m_{tag}, p_{tag} = alloc(like, *A{k})")
-        if allocs:  # with stream=, outputs from that stream's pool (as the full path's)
-            ns["on_stream"] = repeat.on_stream
-            src += ["    if stream is None:"] + [f"        {a}" for a in allocs] + \
-                ["    else:", "        with on_stream(like, stream):"] + \
-                [f"            {a}" for a in allocs]
+        src += repeat.alloc_source(ns, allocs)  # with stream=: from that stream's pool
         launches = []  # written and launched (the driver copies them) under the lock
         for fn, grid, block, smem, packed, fields in call.launches:
             writes = []
