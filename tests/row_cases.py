@@ -36,9 +36,9 @@ def _values(rng, shape, special):
         x = x * 5e3
     elif special == "near1e4":  # values 1e4 apart from 0 but O(1) apart from each other: every
         x = x + 1e4  # element matters, and exp's argument must come out exact (float32)
-    elif special == "huge":  # softmax near float32's limit: row 0's max 3e38 (max * log2e
-        flat = x.reshape(-1, shape[-1])  # overflows: exp(x - max) kept), row 1's 1.5e38 (folded
-        flat[:, :] *= 1e37  # into the FMA: the rest's x * log2e - max * log2e rounds to -inf)
+    elif special == "huge":  # softmax near float32's limit: maxima of 3e38 and 1.5e38 (max *
+        flat = x.reshape(-1, shape[-1])  # log2e overflows or is off by ~1e31), every value of
+        flat[:, :] *= 1e37  # row 2 near -3e38; the other values ~1e37 (their exp 0)
         flat[0, :: max(1, shape[-1] // 3)] = 3e38
         if flat.shape[0] > 1:
             flat[1, 1::4] = 1.5e38

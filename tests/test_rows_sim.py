@@ -30,7 +30,8 @@ CASES += [("layer_norm", "float32", (4, 90), "contig", "nonfinite", "split"),
           ("swiglu", "float16", (4, 90), "contig", "nonfinite", None),
           ("softmax", "float16", (3, 50), "contig", "big", None),
           ("softmax", "bfloat16", (2, 600), "contig", "big", "split"),
-          # whole rows fold the max into the exponent's FMA below |max| 2^127 (perf-notes r26)
+          # values near float32's limit and near 1e4 with O(1) spreads: exp(x - max) must be
+          # formed exactly, on whole rows and split ones (perf-notes r26: a folded max failed)
           ("softmax", "float32", (3, 300), "contig", "huge", "block"),
           ("softmax", "float32", (3, 1000), "contig", "near1e4", "loop2"),
           ("softmax", "float32", (2, 700), "contig", "near1e4", "split"),

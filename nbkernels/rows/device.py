@@ -505,20 +505,6 @@ rcp_ftz = define("nbk_rows_rcp_ftz", "rcp.approx.ftz.f32 $d, $x;", outputs=("d:f
                  doc="1/x, approximate (1 ulp), denormals flushed to zero.")
 
 
-def _fma_sim(a, b, c):
-    # the float32 product is exact in float64 (48 bits): one rounding to float64, then to
-    # float32 (a double rounding off by one ulp in rare ties, not the fused product's 2^-24)
-    return np.float32(np.float64(a) * np.float64(b) + np.float64(c))
-
-
-#: a * b + c with one rounding, written out: ptxas contracts a float32 multiply and add into
-#: an FFMA by default, but nothing promises it, and the simulator rounds the product first;
-#: softmax's folded exponent needs the exact product (perf-notes r26)
-fma_rn = define("nbk_rows_fma_rn", "fma.rn.f32 $d, $a, $b, $c;", outputs=("d:f32",),
-                inputs=("a:f32", "b:f32", "c:f32"), sass=("FFMA",), simulate=_fma_sim,
-                doc="a * b + c, rounded once (round to nearest even).")
-
-
 def _rsqrt_sim(x):
     with np.errstate(divide="ignore", invalid="ignore"):
         return _ftz(np.float32(1) / np.sqrt(_ftz(x)))
@@ -536,10 +522,9 @@ rsqrt_ftz = define("nbk_rows_rsqrt_ftz", "rsqrt.approx.ftz.f32 $d, $x;", outputs
 @dev
 def fast_exp(v):
     """exp(v) as 2^(v * log2 e): one MUFU.EX2 (ex2_ftz) where math.exp's libdevice expf is
-    ~10 instructions; relative error a few float32 ulps. x - max is exact near the max, so
-    rows of values near 1e4 keep full accuracy; x * log2e - max * log2e as one FMA is off
-    by the rounding of max * log2e (~1e-3 there), the same for every element of a row:
-    softmax folds it only where the row's sum divides it out (whole rows, perf-notes r26)."""
+    ~10 instructions; relative error a few float32 ulps. softmax passes x - max, exact near
+    the max, so rows of values near 1e4 keep full accuracy (folding the max into an FMA,
+    x * log2e - max * log2e, would lose ~1e-3 there)."""
     return ex2_ftz(v * LOG2E)
 
 

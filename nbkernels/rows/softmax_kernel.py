@@ -13,13 +13,11 @@ from ..intrinsics import memory as M
 from .. import repeat
 from . import host
 from .config import for_arch
-from .device import (ELEMENT_BYTES, LOG2E, MAX_THREADS, MAX_WARPS, NEG_INF, PER_THREAD, dev,
-                     ex2_ftz, fast_exp, fma_rn, group_max, group_sum, locate, make_io, make_loop,
-                     opaque, rcp_ftz, staging_base)
+from .device import (ELEMENT_BYTES, MAX_THREADS, MAX_WARPS, NEG_INF, PER_THREAD, dev, fast_exp,
+                     group_max, group_sum, locate, make_io, make_loop, opaque, rcp_ftz,
+                     staging_base)
 
 NSTAT = 2  # per chunk: max and sum of exp(x - max)
-#: whole rows whose |max| is below this fold it into the exponent's FFMA (make_row_stats)
-FOLD_LIMIT = np.float32(2.0 ** 127)
 
 
 def softmax_ref(x, axis=-1):
@@ -38,81 +36,40 @@ def build(kind: str, sm80: bool):
     P, esz, V, S, NW = PER_THREAD, ELEMENT_BYTES[kind], io.groups, io.slot, io.words
     zero = float32(0)
 
-    def make_row_stats(fold: bool):
-        """``row_stats`` for whole rows (``fold``: phase 0) or a split row's chunks. Folded,
-        each exponential is one FFMA and one MUFU.EX2, 2^(fma(x, log2e, -max * log2e)), where
-        exp(x - max) is an FADD, an FMUL and the MUFU (8% of the 16-bit row loop's
-        instructions; perf-notes r26). The rounding of max * log2e scales every element of
-        the row by the same 2^-delta (|delta| < 2^-24 |max * log2e|), which the division by
-        the row's sum takes out again; a split row's chunks each round their own max, whose
-        sums phase 2 adds, so they keep exp(x - max). Rows whose max is 2^127 or more in
-        magnitude (max * log2e would overflow), infinite or NaN keep it too (uniform over
-        the group: one branch a row)."""
-        @dev
-        def exp_sum(xv, mx, full, c):
-            s0, s1 = zero, zero  # two chains: each FADD waits on the one before it
-            if full:
-                for e in range(0, P, 2):
-                    xv[e] = fast_exp(xv[e] - mx)
-                    xv[e + 1] = fast_exp(xv[e + 1] - mx)
-                    s0 += xv[e]
-                    s1 += xv[e + 1]
-            else:  # padding (zero-filled, not stored) may overflow: selected away, not summed.
-                for e in range(0, P, 2):  # exp, then a select: a predicated exp kept its input
-                    e0 = fast_exp(xv[e] - mx)  # and output live at once (+16 registers)
-                    e1 = fast_exp(xv[e + 1] - mx)
-                    xv[e] = e0 if e < c else zero
-                    xv[e + 1] = e1 if e + 1 < c else zero
-                    s0 += xv[e]
-                    s1 += xv[e + 1]
-            return s0 + s1
-
-        @dev
-        def exp_sum_folded(xv, ml, full, c):
-            s0, s1 = zero, zero
-            if full:
-                for e in range(0, P, 2):
-                    xv[e] = ex2_ftz(fma_rn(xv[e], LOG2E, -ml))
-                    xv[e + 1] = ex2_ftz(fma_rn(xv[e + 1], LOG2E, -ml))
-                    s0 += xv[e]
-                    s1 += xv[e + 1]
-            else:
-                for e in range(0, P, 2):
-                    e0 = ex2_ftz(fma_rn(xv[e], LOG2E, -ml))
-                    e1 = ex2_ftz(fma_rn(xv[e + 1], LOG2E, -ml))
-                    xv[e] = e0 if e < c else zero
-                    xv[e + 1] = e1 if e + 1 < c else zero
-                    s0 += xv[e]
-                    s1 += xv[e + 1]
-            return s0 + s1
-
-        @dev
-        def row_stats(sm, xs, t, G, m, full, red, slot, xv):
-            """(max, sum of exp(x - max)) of the staged row or chunk, over the group; ``xv``
-            (registers) leaves holding exp(x - max), zero past ``m`` (folded: times the
-            row's common 2^-delta); ``full``: thread_full(t, G, m). Only a thread whose
-            elements run past ``m`` masks them (per-element masks everywhere cost a third
-            of the bf16 throughput: instruction-bound)."""
-            load_row(sm, xs, t, G, xv)
-            c = uint32(P)  # elements below m: counted by a partial thread only
-            if not full:
-                c = count(t, G, m)
-            mx = NEG_INF
-            if full:
-                for e in range(P):
-                    mx = max(mx, xv[e])
-            else:
-                for e in range(P):
-                    mx = max(mx, xv[e] if e < c else NEG_INF)
-            mx = group_max(mx, G, red, slot)
-            if fold and abs(mx) < FOLD_LIMIT:
-                s = exp_sum_folded(xv, mx * LOG2E, full, c)
-            else:
-                s = exp_sum(xv, mx, full, c)
-            return mx, group_sum(s, G, red, slot + 1)
-        return row_stats
-
-    row_stats, chunk_stats = make_row_stats(True), make_row_stats(False)
+    @dev
+    def row_stats(sm, xs, t, G, m, full, red, slot, xv):
+        """(max, sum of exp(x - max)) of the staged row or chunk, over the group; ``xv``
+        (registers) leaves holding exp(x - max), zero past ``m``; ``full``: thread_full(t,
+        G, m). Only a thread whose elements run past ``m`` masks them (per-element masks
+        everywhere cost a third of the bf16 throughput: instruction-bound)."""
+        load_row(sm, xs, t, G, xv)
+        c = uint32(P)  # elements below m: counted by a partial thread only
+        if not full:
+            c = count(t, G, m)
+        mx = NEG_INF
+        if full:
+            for e in range(P):
+                mx = max(mx, xv[e])
+        else:
+            for e in range(P):
+                mx = max(mx, xv[e] if e < c else NEG_INF)
+        mx = group_max(mx, G, red, slot)
+        s0, s1 = zero, zero  # two chains: each FADD waits on the one before it
+        if full:
+            for e in range(0, P, 2):
+                xv[e] = fast_exp(xv[e] - mx)
+                xv[e + 1] = fast_exp(xv[e + 1] - mx)
+                s0 += xv[e]
+                s1 += xv[e + 1]
+        else:  # padding (zero-filled, not stored) may overflow: selected away, not summed.
+            for e in range(0, P, 2):  # exp, then a select: a predicated exp kept its input
+                e0 = fast_exp(xv[e] - mx)  # and output live at once (+16 registers)
+                e1 = fast_exp(xv[e + 1] - mx)
+                xv[e] = e0 if e < c else zero
+                xv[e + 1] = e1 if e + 1 < c else zero
+                s0 += xv[e]
+                s1 += xv[e + 1]
+        return mx, group_sum(s0 + s1, G, red, slot + 1)
 
     @dev
     def write_row(xv, t, G, m, scale, full, yrow):
@@ -165,7 +122,7 @@ def build(kind: str, sm80: bool):
         issue(sm, 0, xa + (row * sx + c0) * esz, m, t, G)
         wait()
         if phase == 1:
-            cmx, cs = chunk_stats(sm, 0, t, G, m, thread_full(t, G, m), red, 0, xv)
+            cmx, cs = row_stats(sm, 0, t, G, m, thread_full(t, G, m), red, 0, xv)
             if t == 0:
                 WS[2 * (row * chunks + c)] = cmx
                 WS[2 * (row * chunks + c) + 1] = cs
