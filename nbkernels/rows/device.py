@@ -17,6 +17,7 @@ by ``cp.async`` and never stored.
 from __future__ import annotations
 
 import math
+import os
 from types import SimpleNamespace
 
 import numpy as np
@@ -32,6 +33,10 @@ PER_THREAD = 32  # elements a thread stages per buffer by default: 64 B of bf16,
 #: what a kernel may choose instead (its ``nbk_per_thread``): layer_norm's 16-bit kernels on
 #: sm_80+ stage 64, 128 B a thread as float32's 32 (perf-notes r13)
 PER_THREAD_CHOICES = (32, 64)
+#: an experiment (perf-notes r27; off unless set): rms_norm's and softmax's 16-bit kernels on
+#: sm_80+ built with this many elements a thread. Read at build time: a process that sets it
+#: needs a kernel cache of its own (NBKERNELS_CACHE_DIR)
+EXP_PER_THREAD16 = int(os.environ.get("NBKERNELS_EXP_PER_THREAD16", PER_THREAD))
 MAX_THREADS = 512
 MAX_WARPS = MAX_THREADS // 32
 ELEMENT_BYTES = {"f16": 2, "bf16": 2, "f32": 4}

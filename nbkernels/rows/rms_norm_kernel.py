@@ -13,8 +13,8 @@ from ..intrinsics import memory as M
 from .. import repeat
 from . import host
 from .config import for_arch
-from .device import (ELEMENT_BYTES, MAX_THREADS, MAX_WARPS, PER_THREAD, dev, group_sum, locate,
-                     make_io, make_loop, opaque, rsqrt_ftz, staging_base)
+from .device import (ELEMENT_BYTES, EXP_PER_THREAD16, MAX_THREADS, MAX_WARPS, PER_THREAD, dev,
+                     group_sum, locate, make_io, make_loop, opaque, rsqrt_ftz, staging_base)
 
 NormWithResidual = namedtuple("NormWithResidual", ["out", "residual"])
 NSTAT = 1  # partial sum of squares per chunk
@@ -36,13 +36,15 @@ def rms_norm_ref(x, weight, eps=1e-6, residual=None):
 
 @functools.lru_cache(maxsize=None)
 def build(kind: str, wkind: str, sm80: bool, resid: bool):
-    io = make_io(kind, sm80)
-    wio = make_io(wkind, sm80, kind)
+    P = EXP_PER_THREAD16 if (sm80 and kind != "f32" and not resid) else PER_THREAD
+    io = make_io(kind, sm80, per_thread=P)
+    wio = make_io(wkind, sm80, kind, per_thread=P)
     issue, wait, load_row, store_group, thread_full = (io.issue, io.wait, io.load_row,
                                                        io.store_group, io.thread_full)
     pack_group, unpack_group, store_words = io.pack_group, io.unpack_group, io.store_words
-    P, esz, wsz, V, S, GW, NW = (PER_THREAD, ELEMENT_BYTES[kind], ELEMENT_BYTES[wkind],
-                                 io.groups, io.slot, io.gw, io.words)
+    esz, wsz, V, S, GW, NW = (ELEMENT_BYTES[kind], ELEMENT_BYTES[wkind], io.groups, io.slot,
+                              io.gw, io.words)
+    H = min(V, 4) if P > PER_THREAD else V  # two loops of at most 4 groups (layer_norm)
     NB = 2 if resid else 1  # staged arrays per row: x (and the residual)
     ROW = NB * NW  # words a thread stages per buffer
     WNW = wio.words  # words of weight a thread stages once (phase 0)
@@ -97,10 +99,14 @@ def build(kind: str, wkind: str, sm80: bool, resid: bool):
             """y = h * inv * weight; the weight staged at word ``w`` (the row loop) or read
             from global address ``w`` (a split row's chunk)."""
             if full:
-                for j in range(V):
+                for j in range(H):
+                    out_group(sm, xv, w, yrow, m, inv, t, G, j, True)
+                for j in range(H, V):
                     out_group(sm, xv, w, yrow, m, inv, t, G, j, True)
             else:
-                for j in range(V):
+                for j in range(H):
+                    out_group(sm, xv, w, yrow, m, inv, t, G, j, False)
+                for j in range(H, V):
                     out_group(sm, xv, w, yrow, m, inv, t, G, j, False)
         return scale
 
@@ -182,6 +188,7 @@ def build(kind: str, wkind: str, sm80: bool, resid: bool):
     # buffer 88.1% of copy against a block per row's 80.4; at rows of 4096 a block per row
     # stays (93.9 against 88.6)
     rms_norm_kernel.nbk_loop_by_threads = {256: "1"} if (kind == "f32" and not resid) else {}
+    rms_norm_kernel.nbk_per_thread = P
     rms_norm_kernel.nbk_row_bytes = ROW * 4  # staged per thread per buffer
     rms_norm_kernel.nbk_vec_bytes = WNW * 4  # the weight, staged once per thread (phase 0)
     return rms_norm_kernel
