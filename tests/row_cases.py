@@ -24,10 +24,15 @@ VARIANTS = {None: None, "warp": RowConfig("warp", 32, 4), "block": RowConfig("bl
             # blocks of two rows in row order (the H200's layout, perf-notes r18): 7 rows on
             # 4 blocks of (0, 4), (1, 5), (2, 6), (3)
             "pairs": RowConfig("block", 64, blocks=4, buffers=2),
+            "pairs1": RowConfig("block", 128, blocks=4, buffers=1),  # one buffer (r24, r27)
             "warploop4": RowConfig("warp", 32, 2, blocks=1, buffers=4),
             "oneblock": RowConfig("block", 64, blocks=1, buffers=2),
             "warploop": RowConfig("warp", 32, 2, blocks=2, buffers=2),
-            "splitloop": RowConfig("split", 32, blocks=2, buffers=2)}  # swiglu loops chunks
+            "splitloop": RowConfig("split", 32, blocks=2, buffers=2),  # swiglu loops chunks
+            # rms_norm's 64-element 16-bit build (a block per row, looping, split)
+            "wide": RowConfig("block", 128, per_thread=64),
+            "wideloop": RowConfig("block", 64, blocks=2, buffers=2, per_thread=64),
+            "widesplit": RowConfig("split", 32, per_thread=64)}
 
 
 def _values(rng, shape, special):

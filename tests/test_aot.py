@@ -169,9 +169,10 @@ def test_compile_gemm_variants_for_sm80_and_sm75(tmp_path):
 
 #: instructions a thread executes per row in the row loop (nbkernels.rows.sasscount, sm_90a,
 #: the path of a thread whose elements all lie inside the row), at most: what they measured
-#: when the unmasked path went in (317 and 408; 457 and 553 before), plus 5% for a ptxas
-#: that schedules differently
-ROW_LOOP_BOUNDS = {"rows/rms_norm/bf16": 333, "rows/softmax/bf16": 428}
+#: when the unmasked path went in (317 and 408; 457 and 553 before; rms_norm's 64-element
+#: build 544 for twice the elements), plus 5% for a ptxas that schedules differently
+ROW_LOOP_BOUNDS = {"rows/rms_norm/bf16": 333, "rows/softmax/bf16": 428,
+                   "rows/rms_norm_wide/bf16": 571}
 
 
 @needs_ptxas

@@ -292,3 +292,33 @@ def test_dram_bandwidth_per_sm_from_device_attributes():
     assert dram_gbps_per_sm(Dev()) == pytest.approx(25.4, abs=0.05)
     Dev.MEMORY_CLOCK_RATE = 0  # a driver that does not report it
     assert dram_gbps_per_sm(Dev()) == 0.0
+
+
+def test_rms_norm_wide_build_by_row_length_and_dram(monkeypatch):
+    """16-bit rms_norm takes its 64-element build for rows of 4097-8192 where DRAM gives an SM
+    more than 30 GB/s (the H200, perf-notes r27), or where a config asks for it; its layout
+    there is a block per row, and the 32-element build's rows of 4096 go in one-buffer pairs."""
+    from nbkernels.rows import host, rms_norm_kernel as R
+
+    gbps = {"v": 37.1}  # the H200's 4.9 TB/s over 132 SMs
+    monkeypatch.setattr(host, "sm_limits", lambda: SmLimits(dram_gbps_per_sm=gbps["v"]))
+    monkeypatch.delenv("NBKERNELS_ROW_VARIANT", raising=False)
+    assert [R.wide(n, None) for n in (4096, 4097, 8192, 8193)] == [False, True, True, False]
+    gbps["v"] = 25.4  # the H100
+    assert not R.wide(8192, None)
+    assert R.wide(3000, RowConfig("block", 64, per_thread=64))
+    assert not R.wide(8192, RowConfig("block", 256))
+    gbps["v"] = 37.1
+    monkeypatch.setenv("NBKERNELS_ROW_VARIANT", "block")  # a forced layout keeps the default
+    assert not R.wide(8192, None)
+    wide, narrow = R.build("bf16", "bf16", True, False, 64), R.build("bf16", "bf16", True, False)
+    assert wide.nbk_per_thread == 64 and narrow.nbk_per_thread == 32
+    assert layout_mode(RowConfig("block", 128), SmLimits(dram_gbps_per_sm=37.1),
+                       wide.nbk_loop_by_threads.get(128)) is None  # its own: "0"
+    assert wide.nbk_loop_by_threads == {128: "0"}
+    assert host.pairs_as(narrow, RowConfig("block", 128)) == (2, 1)
+    assert host.pairs_as(R.build("bf16", "bf16", True, True), RowConfig("block", 128)) is None
+    for args in (("f32", "f32", True, False), ("bf16", "bf16", True, True),
+                 ("bf16", "bf16", False, False)):
+        with pytest.raises(ValueError, match="64 elements a thread needs 16-bit rows"):
+            R.build(*args, 64)

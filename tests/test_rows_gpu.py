@@ -36,6 +36,15 @@ CASES += [(op, dt, (37, 2000), "contig", None, var)  # 64-thread blocks hold 204
 CASES += [(op, "float16", (301, 1000), "contig", None, var) for op in OPS
           for var in ("warploop", "warploop4")]
 CASES += [("swiglu", "bfloat16", (3, 40000), "contig", None, "splitloop")]
+# rms_norm's 64-element 16-bit build: automatic for rows of 4097-8192 on the H200 (perf-notes
+# r27), and forced in every layout; rows of 4096 in one-buffer pairs there
+CASES += [("rms_norm", dt, s, lay, None, var)
+          for dt in ("bfloat16", "float16")
+          for s, lay, var in (((300, 8192), "contig", None), ((37, 5000), "contig", None),
+                              ((37, 4097), "rowstride", None), ((600, 4096), "contig", None),
+                              ((37, 6000), "misaligned", "wide"), ((301, 4000), "contig",
+                                                                   "wideloop"),
+                              ((3, 20000), "contig", "widesplit"))]
 # rows of 16384 on 512 threads, enough of them for blocks of two rows on the H100 (perf-notes
 # r18), an odd count
 CASES += [(op, dt, (601, 16384), "contig", None, None)

@@ -34,6 +34,13 @@ CASES += [("layer_norm", "float32", (4, 90), "contig", "nonfinite", "split"),
           # formed exactly, on whole rows and split ones (perf-notes r26: a folded max failed)
           ("softmax", "float32", (3, 300), "contig", "huge", "block"),
           ("softmax", "float32", (3, 1000), "contig", "near1e4", "loop2"),
+          # rms_norm's 64-element build (16 bits, no residual): whole rows of 8192 on 128
+          # threads, a partial thread, a loop of two buffers, a split row, a scalar path
+          ("rms_norm", "bfloat16", (2, 8192), "contig", None, "wide"),
+          ("rms_norm", "float16", (3, 5000), "contig", None, "wide"),
+          ("rms_norm", "bfloat16", (5, 3000), "contig", None, "wideloop"),
+          ("rms_norm", "bfloat16", (2, 9000), "contig", None, "widesplit"),
+          ("rms_norm", "float16", (2, 4999), "rowstride", None, "wide"),
           ("softmax", "float32", (2, 700), "contig", "near1e4", "split"),
           ("softmax", "bfloat16", (3, 70), "contig", "huge", None),
           ("softmax", "float32", (3, 700), "contig", "huge", "split"),

@@ -33,6 +33,12 @@ CASES = [  # op, dtype, shape, layout, special, variant
     ("softmax", "float16", (7, 2048), "contig", None, "pairs"),
     # float32 layer_norm takes the pairs at 128 threads (perf-notes r22)
     ("layer_norm", "float32", (7, 2000), "contig", None, "pairs"),
+    # rms_norm's 64-element 16-bit build (perf-notes r27): a block per row, a partial thread,
+    # blocks looping with two buffers, a split row; the 32-element build in one-buffer pairs
+    ("rms_norm", "bfloat16", (5, 8191), "contig", None, "wide"),
+    ("rms_norm", "float16", (5, 3000), "contig", None, "wideloop"),
+    ("rms_norm", "bfloat16", (2, 9000), "contig", None, "widesplit"),
+    ("rms_norm", "bfloat16", (7, 4000), "contig", None, "pairs1"),
 ]
 
 rng = np.random.default_rng()

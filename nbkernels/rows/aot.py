@@ -10,6 +10,8 @@ from . import config as cfgmod
 KINDS = ("f16", "bf16", "f32")
 DTYPE = {"f16": "float16", "bf16": "bfloat16", "f32": "float32"}
 OPS = ("rms_norm", "rms_norm_residual", "layer_norm", "softmax", "swiglu")
+#: 16-bit rms_norm's second build, 64 elements a thread (sm_80+; rms_norm_kernel.WIDE_ROWS)
+WIDE_KINDS = ("f16", "bf16")
 
 
 def _build(op: str, kind: str, arch: Arch):
@@ -19,6 +21,8 @@ def _build(op: str, kind: str, arch: Arch):
     hw = cfgmod.for_arch(arch).sm80
     if op in ("rms_norm", "rms_norm_residual"):
         k, sig = R.build(kind, kind, hw, op == "rms_norm_residual"), R.SIG
+    elif op == "rms_norm_wide":
+        k, sig = R.build(kind, kind, hw, False, R.WIDE_PER_THREAD), R.SIG
     elif op == "layer_norm":
         k, sig = L.build(kind, kind, kind, hw, True, True), L.SIG
     elif op == "softmax":
@@ -33,7 +37,9 @@ def aot_variants(arch: Arch):
     from ..aot import Variant
 
     return [Variant(f"rows/{op}/{kind}", "sm_75", functools.partial(_build, op, kind))
-            for op in OPS for kind in KINDS]
+            for op in OPS for kind in KINDS] + \
+        [Variant(f"rows/rms_norm_wide/{kind}", "sm_80",
+                 functools.partial(_build, "rms_norm_wide", kind)) for kind in WIDE_KINDS]
 
 
 def dispatch(arch: Arch | None):
@@ -42,6 +48,10 @@ def dispatch(arch: Arch | None):
                                                 "cvt.bf16 before sm_80)"}
     hw = cfgmod.for_arch(arch).sm80
     return [(op, DTYPE[k], f"rows/{op}", why[hw or k != "bf16"]) for op in OPS for k in KINDS]
+
+
+#: the layout the validation runs rms_norm's 64-element build in (a block of 128 threads a row)
+WIDE_CONFIG = cfgmod.RowConfig("block", 128, per_thread=64)
 
 
 class RowCase:
@@ -71,6 +81,8 @@ class RowCase:
         with host.target_arch(self.target), launch.driver_jit():
             if self.op == "rms_norm":
                 got, want = rms_norm(X, Wd), rms_norm_ref(x, w)
+            elif self.op == "rms_norm_wide":
+                got, want = rms_norm(X, Wd, config=WIDE_CONFIG), rms_norm_ref(x, w)
             elif self.op == "rms_norm_residual":
                 got, want = rms_norm(X, Wd, residual=Rd).out, rms_norm_ref(x, w, residual=r)[0]
             elif self.op == "layer_norm":
@@ -89,5 +101,7 @@ class RowCase:
 
 def validate_cases(target: Arch):
     # 37 x 3000: block layout; 2 x 40000: split layout (two passes); 300 x 100: warp layout
+    wide = [RowCase(target, "rms_norm_wide", k, 37, 5000) for k in WIDE_KINDS] \
+        if cfgmod.for_arch(target).sm80 else []
     return [RowCase(target, op, k, r, n) for op in OPS for k in KINDS
-            for r, n in ((300, 100), (37, 3000), (2, 40000))]
+            for r, n in ((300, 100), (37, 3000), (2, 40000))] + wide

@@ -17,7 +17,6 @@ by ``cp.async`` and never stored.
 from __future__ import annotations
 
 import math
-import os
 from types import SimpleNamespace
 
 import numpy as np
@@ -31,12 +30,9 @@ from ..intrinsics.warp import shfl_bfly_f32
 
 PER_THREAD = 32  # elements a thread stages per buffer by default: 64 B of bf16, 128 B of float32
 #: what a kernel may choose instead (its ``nbk_per_thread``): layer_norm's 16-bit kernels on
-#: sm_80+ stage 64, 128 B a thread as float32's 32 (perf-notes r13)
+#: sm_80+ stage 64, 128 B a thread as float32's 32 (perf-notes r13), and so does 16-bit
+#: rms_norm's second build (rms_norm_kernel.wide, perf-notes r27)
 PER_THREAD_CHOICES = (32, 64)
-#: an experiment (perf-notes r27; off unless set): rms_norm's and softmax's 16-bit kernels on
-#: sm_80+ built with this many elements a thread. Read at build time: a process that sets it
-#: needs a kernel cache of its own (NBKERNELS_CACHE_DIR)
-EXP_PER_THREAD16 = int(os.environ.get("NBKERNELS_EXP_PER_THREAD16", PER_THREAD))
 MAX_THREADS = 512
 MAX_WARPS = MAX_THREADS // 32
 ELEMENT_BYTES = {"f16": 2, "bf16": 2, "f32": 4}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import os
 from collections import namedtuple
 
 import numpy as np
@@ -12,9 +13,9 @@ from ..errors import NbkernelsError
 from ..intrinsics import memory as M
 from .. import repeat
 from . import host
-from .config import for_arch
-from .device import (ELEMENT_BYTES, EXP_PER_THREAD16, MAX_THREADS, MAX_WARPS, PER_THREAD, dev,
-                     group_sum, locate, make_io, make_loop, opaque, rsqrt_ftz, staging_base)
+from .config import PER_ROW_MAX_GBPS_PER_SM, for_arch
+from .device import (ELEMENT_BYTES, MAX_THREADS, MAX_WARPS, PER_THREAD, dev, group_sum,
+                     locate, make_io, make_loop, opaque, rsqrt_ftz, staging_base)
 
 NormWithResidual = namedtuple("NormWithResidual", ["out", "residual"])
 NSTAT = 1  # partial sum of squares per chunk
@@ -34,9 +35,29 @@ def rms_norm_ref(x, weight, eps=1e-6, residual=None):
     return (y, h) if residual is not None else y
 
 
+#: 16-bit rms_norm without a residual has a second build on sm_80+, 64 elements a thread
+#: (128 bytes, as float32's 32 and layer_norm's 16-bit kernels): on the H200 rows of 4097-8192
+#: on it, a block of 128 threads per row, moved 90.6-91.0% of copy at 8192^2 against 88.7 for
+#: the 32-element build's pairs of 256 threads (perf-notes r27); at rows of 4096 the 32-element
+#: build stays ahead (its one-buffer pairs, 94.1-94.2). The H100 and the other lengths are
+#: unmeasured with it: they keep 32.
+WIDE_PER_THREAD = 64
+WIDE_ROWS = (4097, 8192)  # row lengths that take the wide build, where DRAM is wide (wide())
+
+
+def has_wide(kind: str, sm80: bool, resid: bool) -> bool:
+    """Whether rms_norm of ``kind`` rows has the 64-element build."""
+    return sm80 and kind != "f32" and not resid
+
+
 @functools.lru_cache(maxsize=None)
-def build(kind: str, wkind: str, sm80: bool, resid: bool):
-    P = EXP_PER_THREAD16 if (sm80 and kind != "f32" and not resid) else PER_THREAD
+def build(kind: str, wkind: str, sm80: bool, resid: bool, per_thread: int = PER_THREAD):
+    if per_thread != PER_THREAD and not (per_thread == WIDE_PER_THREAD and
+                                         has_wide(kind, sm80, resid)):
+        raise ValueError(f"rms_norm build: {per_thread} elements a thread needs 16-bit rows "
+                         f"without a residual on sm_80+, got {kind}, residual={resid}, "
+                         f"sm80={sm80}")
+    P = per_thread
     io = make_io(kind, sm80, per_thread=P)
     wio = make_io(wkind, sm80, kind, per_thread=P)
     issue, wait, load_row, store_group, thread_full = (io.issue, io.wait, io.load_row,
@@ -188,6 +209,11 @@ def build(kind: str, wkind: str, sm80: bool, resid: bool):
     # buffer 88.1% of copy against a block per row's 80.4; at rows of 4096 a block per row
     # stays (93.9 against 88.6)
     rms_norm_kernel.nbk_loop_by_threads = {256: "1"} if (kind == "f32" and not resid) else {}
+    if P == WIDE_PER_THREAD:  # H200, perf-notes r27: a block per row at rows of 8192 (90.6-91.0
+        rms_norm_kernel.nbk_loop_by_threads = {128: "0"}  # against 88.2-88.5 for its pairs)
+    elif has_wide(kind, sm80, resid):  # r24, r27: rows of 4096 in blocks of two rows with one
+        rms_norm_kernel.nbk_pairs_by_threads = {128: (2, 1)}  # buffer, 94.1-94.3 against
+        # 92.8-93.2 for two buffers (three samples on the H200; above 30 GB/s an SM only)
     rms_norm_kernel.nbk_per_thread = P
     rms_norm_kernel.nbk_row_bytes = ROW * 4  # staged per thread per buffer
     rms_norm_kernel.nbk_vec_bytes = WNW * 4  # the weight, staged once per thread (phase 0)
@@ -196,6 +222,17 @@ def build(kind: str, wkind: str, sm80: bool, resid: bool):
 
 SIG = (host.BYTES,) * 5 + (types.int64,) * 6 + (types.float32,) + (types.int64,) * 4 + \
     (host.F32_BUF,)
+
+
+def wide(n: int, config) -> bool:
+    """Whether a 16-bit rms_norm of rows of ``n`` takes the 64-element build: a user's config
+    that asks for it (``per_thread=64``), or, with no layout forced, rows of
+    :data:`WIDE_ROWS` on a GPU above ``config.PER_ROW_MAX_GBPS_PER_SM`` of DRAM an SM."""
+    if config is not None:
+        return config.per_thread == WIDE_PER_THREAD
+    if os.environ.get("NBKERNELS_ROW_VARIANT") or not WIDE_ROWS[0] <= n <= WIDE_ROWS[1]:
+        return False
+    return host.sm_limits().dram_gbps_per_sm > PER_ROW_MAX_GBPS_PER_SM
 
 
 def rms_norm(x, weight, eps=1e-6, *, residual=None, out=None, residual_out=None, stream=None,
@@ -207,7 +244,9 @@ def rms_norm(x, weight, eps=1e-6, *, residual=None, out=None, residual_out=None,
     ``h = x + residual`` (rounded to x's dtype), normalizes h, and returns
     ``NormWithResidual(out, residual)`` with h as ``residual``; ``residual_out`` receives h in
     place (it may be ``residual`` itself). ``out`` may be ``x``. ``config`` (a
-    :class:`RowConfig`) or env ``NBKERNELS_ROW_VARIANT`` forces a layout.
+    :class:`RowConfig`) or env ``NBKERNELS_ROW_VARIANT`` forces a layout; for 16-bit rows
+    without a residual on sm_80+, a config's ``per_thread=64`` picks the build whose threads
+    hold 64 elements (by default rows of 4097-8192 on GPUs with the H200's DRAM an SM).
     """
     named = {"x": x, "weight": weight, "residual": residual, "out": out,
              "residual_out": residual_out}
@@ -242,7 +281,9 @@ def _rms_norm(x, weight, eps, *, residual, out, residual_out, stream=None, confi
     Y = call.output(out, "out", X)
     H = call.output(residual_out, "residual_out", X) if R is not None else None
     hw = for_arch(call.arch()).sm80
-    kern = build(X.kind, W.kind, hw, R is not None)
+    P = WIDE_PER_THREAD if has_wide(X.kind, hw, R is not None) and wide(X.n, config) else \
+        PER_THREAD
+    kern = build(X.kind, W.kind, hw, R is not None, P)
     cfg = call.config(X, config, kern)
     xb, wb, yb = call.buf(X), call.buf(W), call.buf(Y)
     rb, hb = call.buf(R), call.buf(H)
@@ -256,7 +297,7 @@ def _rms_norm(x, weight, eps, *, residual, out, residual_out, stream=None, confi
     tags = ("x", "residual" if R else None, "weight", "out", "residual_out" if H else None,
             *[None] * 6, "eps", None, None, None, None)  # run_phases tags the workspace
     host.run_phases(call, kern, SIG, cfg, X.rows, NSTAT, args, tags,
-                    ("rms_norm", X.kind, W.kind, hw, R is not None))
+                    ("rms_norm", X.kind, W.kind, hw, R is not None, P))
     host.remember(key, call, ("out", "residual_out") if R is not None else ("out",), named,
                   ptrs, NormWithResidual._make if R is not None else None)
     if R is not None:

@@ -33,7 +33,10 @@ def per_thread(stem: str) -> int:
     """Elements a thread holds per row in the kernel of a ``rows__<op>__<kind>`` file."""
     from .device import PER_THREAD
     from .layer_norm_kernel import per_thread as layer_norm_per_thread
+    from .rms_norm_kernel import WIDE_PER_THREAD
     _, op, kind = stem.split("__")
+    if op == "rms_norm_wide":
+        return WIDE_PER_THREAD
     return layer_norm_per_thread(kind) if op == "layer_norm" else PER_THREAD
 
 

@@ -13,9 +13,9 @@ from ..intrinsics import memory as M
 from .. import repeat
 from . import host
 from .config import for_arch
-from .device import (ELEMENT_BYTES, EXP_PER_THREAD16, MAX_THREADS, MAX_WARPS, NEG_INF, PER_THREAD,
-                     dev, fast_exp, group_max, group_sum, locate, make_io, make_loop, opaque,
-                     rcp_ftz, staging_base)
+from .device import (ELEMENT_BYTES, MAX_THREADS, MAX_WARPS, NEG_INF, PER_THREAD, dev, fast_exp,
+                     group_max, group_sum, locate, make_io, make_loop, opaque, rcp_ftz,
+                     staging_base)
 
 NSTAT = 2  # per chunk: max and sum of exp(x - max)
 
@@ -29,13 +29,11 @@ def softmax_ref(x, axis=-1):
 
 @functools.lru_cache(maxsize=None)
 def build(kind: str, sm80: bool):
-    P = EXP_PER_THREAD16 if (sm80 and kind != "f32") else PER_THREAD
-    io = make_io(kind, sm80, per_thread=P)
+    io = make_io(kind, sm80)
     issue, wait, load_row, store_group, count = (io.issue, io.wait, io.load_row,
                                                  io.store_group, io.count)
     thread_full = io.thread_full
-    esz, V, S, NW = ELEMENT_BYTES[kind], io.groups, io.slot, io.words
-    H = min(V, 4) if P > PER_THREAD else V  # two loops of at most 4 groups (layer_norm)
+    P, esz, V, S, NW = PER_THREAD, ELEMENT_BYTES[kind], io.groups, io.slot, io.words
     zero = float32(0)
 
     @dev
@@ -77,20 +75,12 @@ def build(kind: str, sm80: bool):
     def write_row(xv, t, G, m, scale, full, yrow):
         """y = xv * scale, stored."""
         if full:
-            for j in range(H):
-                for k in range(S):
-                    xv[j * S + k] *= scale
-                store_group(yrow, m, t, G, j, True, xv, j * S)
-            for j in range(H, V):
+            for j in range(V):
                 for k in range(S):
                     xv[j * S + k] *= scale
                 store_group(yrow, m, t, G, j, True, xv, j * S)
         else:
-            for j in range(H):
-                for k in range(S):
-                    xv[j * S + k] *= scale
-                store_group(yrow, m, t, G, j, False, xv, j * S)
-            for j in range(H, V):
+            for j in range(V):
                 for k in range(S):
                     xv[j * S + k] *= scale
                 store_group(yrow, m, t, G, j, False, xv, j * S)
@@ -157,7 +147,6 @@ def build(kind: str, sm80: bool):
     # (layer_norm f32 on sm_90a 16 B, swiglu f32 on sm_80 12 B); how many blocks share
     # an SM is chosen per launch from the real count (host.Call.loop_launch)
     softmax_kernel.nbk_launch_bounds = (MAX_THREADS, 1)
-    softmax_kernel.nbk_per_thread = P
     softmax_kernel.nbk_row_bytes = NW * 4  # staged per thread per buffer
     softmax_kernel.nbk_vec_bytes = 0
     # H200, session 8 run 6 (perf-notes r11), % of copy with one staging buffer against the
