@@ -209,9 +209,11 @@ def test_loop_modes(op, mode, monkeypatch):
 
 
 def test_layout_follows_the_bandwidth_per_sm(monkeypatch):
-    """The automatic layout of a 16-bit rms_norm at 8192 x 8192 on this GPU (perf-notes r18):
+    """The automatic layout at 8192 x 8192 on this GPU (perf-notes r18, r27): 16-bit softmax
     a block per row where DRAM feeds an SM at most 30 GB/s (the H100), blocks of two rows
-    above (the H200); the device attributes the rule reads are the driver's."""
+    above (the H200); 16-bit rms_norm a block per row on both, of 256 threads (32 elements a
+    thread) at most 30 GB/s and of 128 (its 64-element build) above. The device attributes
+    the rule reads are the driver's."""
     cupy = pytest.importorskip("cupy")
     from numba import cuda
 
@@ -219,13 +221,19 @@ def test_layout_follows_the_bandwidth_per_sm(monkeypatch):
     from nbkernels.rows import config, host
 
     monkeypatch.delenv("NBKERNELS_ROWS_LOOP", raising=False)
+    monkeypatch.delenv("NBKERNELS_ROW_VARIANT", raising=False)
     bw = host.dram_gbps_per_sm(cuda.get_current_device())
     assert 5 < bw < 200, f"peak DRAM bandwidth per SM: {bw} GB/s"
+    wide = bw > config.PER_ROW_MAX_GBPS_PER_SM
     x = cupy.ones((8192, 8192), cupy.float16)
     for _ in range(2):  # the second call is planned with the kernel's real registers
+        nbkernels.softmax(x)
+    assert (host.LAST_PLAN["blocks"], host.LAST_PLAN["threads"]) == \
+        ((4096 if wide else 8192), 256), (bw, host.LAST_PLAN)
+    for _ in range(2):
         nbkernels.rms_norm(x, x[0])
-    want = 8192 if bw <= config.PER_ROW_MAX_GBPS_PER_SM else 4096
-    assert host.LAST_PLAN["blocks"] == want, (bw, host.LAST_PLAN)
+    assert (host.LAST_PLAN["blocks"], host.LAST_PLAN["threads"]) == \
+        (8192, 128 if wide else 256), (bw, host.LAST_PLAN)
 
 
 def test_resident_estimate_matches_the_driver():
