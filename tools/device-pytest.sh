@@ -1,6 +1,8 @@
 # Sourced by device scripts after tools/device-preamble.sh (session 28): one pytest run of GPU
 # tests with a limit, a faulthandler dump before it, and its output under $out.
 #   gpu_tests LIMIT_S FAULT_S FILE PYTEST-ARGS...   prints the summary line and failures
+#   row_sanitizer OP   compute-sanitizer memcheck, then racecheck, on the OP cases of
+#                      tools/sanitize_rows.py (200 s each; the last lines of each report)
 gpu_tests() {
     local limit=$1 fault=$2 file=$3
     shift 3
@@ -8,4 +10,13 @@ gpu_tests() {
         -o faulthandler_timeout="$fault" "$@" > "$out/$file" 2>&1
     echo "pytest rc=$? at ${SECONDS}s: $(grep -E '[0-9]+ (passed|failed)' "$out/$file" | tail -n 1)"
     grep -E "^(FAILED|ERROR)|Timeout|Fatal" "$out/$file" | head -12
+}
+
+row_sanitizer() {
+    local tool
+    for tool in memcheck racecheck; do
+        timeout 200 compute-sanitizer --tool $tool --report-api-errors no --print-limit 20 \
+            python3 tools/sanitize_rows.py "$1" 2>&1 | grep -v Warning | tail -n 3
+        echo "$tool rc=$? at ${SECONDS}s"
+    done
 }

@@ -9,10 +9,6 @@ timeout 150 python3 tools/rows_layout_sweep.py --ops layer_norm --dtypes f32 --l
     --rows-per-block yes --json "$out/sweep_f32.json" 2>&1 | grep -v "^ *$" | tail -n 4
 timeout 200 python3 -m nbkernels.rows.bench --ops layer_norm --dtypes f32,bf16 \
     --json "$out/bench_ln.json" 2>&1 | tail -n 12
-for tool in memcheck racecheck; do
-    timeout 200 compute-sanitizer --tool $tool --report-api-errors no --print-limit 20 \
-        python3 tools/sanitize_rows.py layer_norm 2>&1 | grep -v Warning | tail -n 3
-    echo "$tool rc=$? at ${SECONDS}s"
-done
+row_sanitizer layer_norm
 gpu_tests 400 300 t_rows.txt -n 14 tests/test_rows_gpu.py
 echo "done at ${SECONDS}s"

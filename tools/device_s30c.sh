@@ -9,11 +9,7 @@
 warm_rows "rms_norm layer_norm softmax swiglu" "bf16 f32" resid
 timeout 200 python3 tools/rows_ab_quick.py --ops rms_norm --dtypes f16 --reps 1 > /dev/null 2>&1
 echo "warm-up done at ${SECONDS}s"
-for tool in memcheck racecheck; do
-    timeout 200 compute-sanitizer --tool $tool --report-api-errors no --print-limit 20 \
-        python3 tools/sanitize_rows.py rms_norm 2>&1 | grep -v Warning | tail -n 3
-    echo "$tool rc=$? at ${SECONDS}s"
-done
+row_sanitizer rms_norm
 gpu_tests 330 280 t_rows.txt -n 14 tests/test_rows_gpu.py
 timeout ${BENCH_S:-200} python3 -m nbkernels.rows.bench --dtypes bf16,f32 \
     --json "$out/rows_bench.json" 2>&1 | grep -v Warning

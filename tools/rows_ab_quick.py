@@ -28,6 +28,14 @@ def device_normals(shape, dtype):
     return (x.view(cupy.uint32) >> 16).astype(cupy.uint16).view(dtype)  # bfloat16
 
 
+def save_json(path, out):
+    """Write ``out`` to ``path`` as JSON (nothing where no path was given); shared by the row
+    measurement tools."""
+    if path:
+        with open(path, "w") as f:
+            json.dump(out, f, indent=1)
+
+
 def main():
     import cupy
 
@@ -68,9 +76,7 @@ def main():
                       f"{plan['regs']} regs] at {time.perf_counter() - t0:.0f} s", flush=True)
             del xs, ups, x0
             cupy.get_default_memory_pool().free_all_blocks()
-    if a.json:
-        with open(a.json, "w") as f:
-            json.dump(out, f, indent=1)
+    save_json(a.json, out)
 
 
 if __name__ == "__main__":

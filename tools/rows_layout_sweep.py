@@ -8,7 +8,6 @@ measured in the same process. Inputs as ``tools/rows_ab_quick.py`` (made on the 
 rotated past L2); timing as ``rows.bench`` (CUDA events behind a spin kernel, median).
 Prints one line per case with the best layout last."""
 import argparse
-import json
 import os
 import time
 from dataclasses import replace
@@ -59,7 +58,7 @@ def main():
     out = {"copy_GBps": bw * 1e-9, "sms": sms, "cases": []}
     t0 = time.perf_counter()
 
-    from rows_ab_quick import device_normals as rand  # tools/ is this script's path
+    from rows_ab_quick import device_normals as rand, save_json  # tools/: this script's path
 
     for dt in a.dtypes.split(","):
         dtype = bench.dtype_named(dt)
@@ -116,9 +115,7 @@ def main():
                 out["cases"].append({"op": op, "dtype": dt, "shape": [rows, n], "results": res})
             sets = x0 = None
             cupy.get_default_memory_pool().free_all_blocks()
-    if a.json:
-        with open(a.json, "w") as f:
-            json.dump(out, f, indent=1)
+    save_json(a.json, out)
 
 
 if __name__ == "__main__":

@@ -4,7 +4,6 @@ only): ``python tools/rows_wide_probe.py [--dtypes bf16,f16] [--json F]``. At 81
 thread: 256 or 128 threads; 64: 128 or 64), % of the copy measured in the same process.
 Inputs as tools/rows_ab_quick.py (made on the device, rotated past L2); timing as rows.bench."""
 import argparse
-import json
 
 import numpy as np
 
@@ -15,7 +14,7 @@ def main():
     import nbkernels
     from nbkernels.rows import RowConfig, bench, host, rms_norm_ref
 
-    from rows_ab_quick import device_normals  # tools/ is the script's directory
+    from rows_ab_quick import device_normals, save_json  # tools/ is the script's directory
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--dtypes", default="bf16,f16")
@@ -53,9 +52,7 @@ def main():
             print(f"rms_norm {dt} {rows}x{n}: " + "  ".join(cells), flush=True)
             del xs, x0
             cupy.get_default_memory_pool().free_all_blocks()
-    if a.json:
-        with open(a.json, "w") as f:
-            json.dump(out, f, indent=1)
+    save_json(a.json, out)
 
 
 if __name__ == "__main__":
