@@ -200,13 +200,19 @@ PER_ROW_MAX_GBPS_PER_SM = 30.0
 LOOP_MODES = ("0", "1", "2", "4", "pairs")
 
 
+def wide_dram(lim: SmLimits) -> bool:
+    """Whether this GPU's DRAM feeds an SM more than :data:`PER_ROW_MAX_GBPS_PER_SM` (the
+    H200's side of the rule; False where the bandwidth is unknown)."""
+    return lim.dram_gbps_per_sm > PER_ROW_MAX_GBPS_PER_SM
+
+
 def layout_mode(cfg: RowConfig, lim: SmLimits, own: str | None = None) -> str | None:
     """The layout :data:`PER_ROW_MAX_GBPS_PER_SM` picks for ``cfg`` on this GPU: "0" (a block
     per row), "pairs" (blocks of two rows, :func:`plan_loop`), or None: ``own``, the kernel's
     own default (``nbk_loop_by_threads``, ``nbk_loop_default``; None is the automatic loop)."""
     if cfg.variant != "block" or lim.dram_gbps_per_sm <= 0:
         return None
-    narrow = lim.dram_gbps_per_sm <= PER_ROW_MAX_GBPS_PER_SM  # the H100's side (runs A-I)
+    narrow = not wide_dram(lim)  # the H100's side (runs A-I)
     small = cfg.threads <= PER_ROW_MAX_THREADS
     if narrow and small:
         return "0"

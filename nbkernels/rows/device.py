@@ -31,7 +31,7 @@ from ..intrinsics.warp import shfl_bfly_f32
 PER_THREAD = 32  # elements a thread stages per buffer by default: 64 B of bf16, 128 B of float32
 #: what a kernel may choose instead (its ``nbk_per_thread``): layer_norm's 16-bit kernels on
 #: sm_80+ stage 64, 128 B a thread as float32's 32 (perf-notes r13), and so does 16-bit
-#: rms_norm's second build (rms_norm_kernel.wide, perf-notes r27)
+#: rms_norm's second build (rms_norm_kernel.WIDE_PER_THREAD, perf-notes r27)
 PER_THREAD_CHOICES = (32, 64)
 MAX_THREADS = 512
 MAX_WARPS = MAX_THREADS // 32

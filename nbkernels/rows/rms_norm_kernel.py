@@ -13,7 +13,7 @@ from ..errors import NbkernelsError
 from ..intrinsics import memory as M
 from .. import repeat
 from . import host
-from .config import PER_ROW_MAX_GBPS_PER_SM, for_arch
+from .config import for_arch, wide_dram
 from .device import (ELEMENT_BYTES, MAX_THREADS, MAX_WARPS, PER_THREAD, dev, group_sum,
                      locate, make_io, make_loop, opaque, rsqrt_ftz, staging_base)
 
@@ -39,8 +39,8 @@ def rms_norm_ref(x, weight, eps=1e-6, residual=None):
 #: (128 bytes, as float32's 32 and layer_norm's 16-bit kernels): on the H200 rows of 4097-8192
 #: on it, a block of 128 threads per row, moved 90.6-91.0% of copy at 8192^2 against 88.7 for
 #: the 32-element build's pairs of 256 threads (perf-notes r27); at rows of 4096 the 32-element
-#: build stays ahead (its one-buffer pairs, 94.1-94.2). The H100 and the other lengths are
-#: unmeasured with it: they keep 32.
+#: build stays ahead (its one-buffer pairs, 94.1-94.2). The H100 keeps 32 (the wide build a
+#: block per row there: 0.5-1.1 points behind, r27 run E); other lengths are unmeasured with it.
 WIDE_PER_THREAD = 64
 WIDE_ROWS = (4097, 8192)  # row lengths that take the wide build, where DRAM is wide (wide())
 
@@ -227,12 +227,12 @@ SIG = (host.BYTES,) * 5 + (types.int64,) * 6 + (types.float32,) + (types.int64,)
 def wide(n: int, config) -> bool:
     """Whether a 16-bit rms_norm of rows of ``n`` takes the 64-element build: a user's config
     that asks for it (``per_thread=64``), or, with no layout forced, rows of
-    :data:`WIDE_ROWS` on a GPU above ``config.PER_ROW_MAX_GBPS_PER_SM`` of DRAM an SM."""
+    :data:`WIDE_ROWS` on a GPU above 30 GB/s of DRAM an SM (``config.wide_dram``)."""
     if config is not None:
         return config.per_thread == WIDE_PER_THREAD
     if os.environ.get("NBKERNELS_ROW_VARIANT") or not WIDE_ROWS[0] <= n <= WIDE_ROWS[1]:
         return False
-    return host.sm_limits().dram_gbps_per_sm > PER_ROW_MAX_GBPS_PER_SM
+    return wide_dram(host.sm_limits())
 
 
 def rms_norm(x, weight, eps=1e-6, *, residual=None, out=None, residual_out=None, stream=None,
