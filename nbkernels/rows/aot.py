@@ -46,9 +46,12 @@ def dispatch(arch: Arch | None):
     why = {True: "16-byte vectors (misaligned rows: a padded copy first); warp, block or split "
                  "layout by row length", False: "as above; bf16 rounding in integer code (no "
                                                 "cvt.bf16 before sm_80)"}
+    from .rms_norm_kernel import WIDE_PER_THREAD, WIDE_ROWS
+
     hw = cfgmod.for_arch(arch).sm80
-    wide = ("; rows of 4,097-8,192 on GPUs above 30 GB/s of DRAM an SM (the H200): "
-            "rows/rms_norm_wide, 64 elements a thread")
+    wide = (f"; rows of {WIDE_ROWS[0]:,}-{WIDE_ROWS[1]:,} on GPUs above "
+            f"{cfgmod.PER_ROW_MAX_GBPS_PER_SM:g} GB/s of DRAM an SM (the H200): "
+            f"rows/rms_norm_wide, {WIDE_PER_THREAD} elements a thread")
     return [(op, DTYPE[k], f"rows/{op}", why[hw or k != "bf16"] +
              (wide if hw and op == "rms_norm" and k in WIDE_KINDS else ""))
             for op in OPS for k in KINDS]
