@@ -53,6 +53,12 @@ def _values(rng, shape, special):
         x = np.broadcast_to(x[..., :1], shape).copy()
     elif special == "offset":  # a mean far from 0 against the spread: variance cancellation
         x = x + 1e3
+    elif special == "firsts":  # layer_norm's worst case for a thread's one-pass sums: the
+        # first element of each thread's first group (every 4th of the row's first eighth on
+        # whole rows) 10 away from values 1e-2 apart around 1e3 (perf-notes r29)
+        x = 1e3 + x * 5e-3
+        n = shape[-1]
+        x[..., : max(1, n // 8): 4] += 10.0
     elif special == "warpinf":  # float32 rows on 64 threads: the second warp's 16-byte
         idx = np.arange(shape[-1])  # groups all -inf, the first warp's finite
         x[..., (idx // 4) % 64 >= 32] = -np.inf

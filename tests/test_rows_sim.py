@@ -120,6 +120,11 @@ FULL_CASES += [("layer_norm", "bfloat16", (2, 2048), "contig", None, "warp"),
 FULL_CASES += [("layer_norm", "bfloat16", (3, 4096), "contig", None, "loop2"),
                ("layer_norm", "float32", (3, 2048), "contig", "offset", "loop2"),
                ("layer_norm", "float16", (2, 1500), "contig", "offset", "block"),
+               # one pass of sums a thread around its first element (perf-notes r29): that
+               # element far from the rest, on whole rows and partial ones
+               ("layer_norm", "float32", (3, 2048), "contig", "firsts", "loop2"),
+               ("layer_norm", "bfloat16", (2, 4096), "contig", "firsts", "loop2"),
+               ("layer_norm", "float32", (2, 1000), "contig", "firsts", "block"),
                ("softmax", "float32", (3, 2048), "contig", "warpinf", "loop2"),
                ("softmax", "float32", (2, 1000), "contig", "warpinf", "block"),
                ("softmax", "bfloat16", (2, 2048), "contig", "big", "oneblock")]

@@ -1,7 +1,8 @@
 """LayerNorm: ``y = (x - mean) / sqrt(var + eps) * weight + bias`` over the last axis
-(biased variance, as torch). The row stays in registers between the mean and the variance
-pass, so the variance is the exact two-pass one, not E[x^2] - E[x]^2: per warp, around the
-warp's mean, and the warps' parts combined exactly (Chan et al.) at one barrier a row."""
+(biased variance, as torch). Not E[x^2] - E[x]^2 over the row: each thread sums its at most
+64 elements and their squares around its own first element, whose cancellation is bounded
+(perf-notes r29), and the threads' and warps' parts combine exactly (Chan et al.): one pass
+over the registers, one butterfly and one barrier a row."""
 from __future__ import annotations
 
 import functools
@@ -10,12 +11,13 @@ import numpy as np
 from numba import cuda, float32, int64, types, uint32
 
 from ..intrinsics import memory as M
+from ..intrinsics.warp import shfl_bfly_f32
 from .. import repeat
 from . import host
 from .config import for_arch
 from .device import (ELEMENT_BYTES, EXCHANGE_SLOTS, MAX_THREADS, MAX_WARPS, PER_THREAD, dev,
                      exchange, group_sum, lanes16_sum, locate, make_io, make_loop, opaque,
-                     rcp_ftz, rsqrt_ftz, staging_base, warp_sum)
+                     rcp_ftz, rsqrt_ftz, staging_base)
 
 NEG_ZERO = np.float32(-0.0)  # x + -0 is x for every x, -0 included
 NSTAT = 2  # per chunk: mean and sum of squared deviations (combined exactly, Chan et al.)
@@ -71,65 +73,113 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
     # (120-136 B on sm_80-sm_90a; `nbkernels compile`, session 5), and 4 measured no faster
     MAX_BUFFERS = 2
 
+    # the lane butterfly's steps for whole rows: the two halves met at step i hold
+    # n_i = P * 2^i elements each; 1 / n_i is exact and n_i / 2 their pair's weight (Chan)
+    RN = tuple(float32(1 / (P << i)) for i in range(5))
+    KN = tuple(float32(P << i) * float32(0.5) for i in range(5))
+
+    @dev
+    def meet_even(S, M2, Sb, Mb, rn, k):
+        """Two halves of equal count n meet (Chan et al.): sums ``S`` of x - x0 add, and M2
+        gains (mean_b - mean_a)^2 * n / 2, with ``rn`` = 1 / n and ``k`` = n / 2. The
+        partner lane computes the same bits (a - b is -(b - a) exactly; its square and both
+        sums commute), so every lane of the warp ends with one result."""
+        d = (Sb - S) * rn
+        return S + Sb, (M2 + Mb) + d * d * k
+
+    @dev
+    def meet(S, M2, n, Sb, Mb, nb):
+        """Two halves of any counts meet (Chan et al.), as :func:`meet_even`; a half with no
+        elements adds nothing. Symmetric in its halves, as meet_even is."""
+        nn = n + nb
+        if n > zero and nb > zero:
+            d = Sb * rcp_ftz(nb) - S * rcp_ftz(n)
+            M2 = (M2 + Mb) + d * d * (n * nb * rcp_ftz(nn))
+        else:
+            M2 = M2 + Mb
+        return S + Sb, M2, nn
+
     @dev
     def moments(sm, xs, x0, t, G, m, rm, full, red, it, xv):
         """(mean, sum of squared deviations, delta) of the staged row or chunk over the
-        group, with one barrier where the group spans several warps (perf-notes r16): each
-        warp centres its elements on its own mean (pivot_w) and sums their squares, and the
-        warps' (sum, M2_w, count) combine exactly, M2 = sum(M2_w + n_w (mean_w - mean)^2)
-        (Chan et al.). ``xv`` (registers) leaves holding x - pivot_w, and delta = mean -
-        pivot_w (0 on one warp, whose pivot is the mean). ``rm``: 1 / m; ``full``:
+        group in one pass over the registers and one butterfly (perf-notes r29). Each thread
+        centres its elements on its own first one (xt) and sums x - xt and its square; its
+        squared deviations are q - s^2 / c, whose cancellation is bounded: q <= c * M2
+        (Samuelson: no element lies further from the mean than sqrt((c-1) M2 / c)), c at
+        most 64. The threads' and then the warps' (sum of x - x0, M2, count) combine exactly
+        (Chan et al.), the warps at one barrier where the group spans several. ``xv``
+        (registers) leaves holding x - xt, and delta = mean - xt. ``rm``: 1 / m; ``full``:
         thread_full(t, G, m); ``it``: the group's row count, which alternates the exchange's
-        slots. Sums of x - x0 (x0: the row's first element): a row of equal values gets its
-        mean exactly, so x - mean is exactly 0 and the output exactly the bias. Only a thread
-        whose elements run past ``m`` masks them (a compare and a select each)."""
+        slots. Sums are of x - x0 (x0: the row's first element), so a row of equal values
+        gets its mean exactly, x - mean is exactly 0 and the output exactly the bias. Only a
+        thread whose elements run past ``m`` masks them (a compare and a select each)."""
         load_row(sm, xs, t, G, xv)
         c = uint32(P)  # elements below m: counted by a partial thread only
         if not full:
             c = count(t, G, m)
-        s0, s1 = zero, zero  # two chains: each FADD waits on the one before it
+        xt = xv[0] if c > 0 else x0
+        s0, s1, q0, q1 = zero, zero, zero, zero  # two chains each: an FADD waits on the last
         if full:
             for e in range(0, P, 2):
-                s0 += xv[e] - x0
-                s1 += xv[e + 1] - x0
+                xv[e] -= xt
+                xv[e + 1] -= xt
+                s0 += xv[e]
+                s1 += xv[e + 1]
+                q0 += xv[e] * xv[e]
+                q1 += xv[e + 1] * xv[e + 1]
         else:
             for e in range(0, P, 2):
-                s0 += xv[e] - x0 if e < c else zero
-                s1 += xv[e + 1] - x0 if e + 1 < c else zero
-        s = warp_sum(s0 + s1)
-        whole = m == G * P  # every warp holds 32 * P elements: a power of two
-        if G > 32:
-            nw, mw = WARP_ELEMS, s * RWARP
-            if not whole:
-                nw = warp_sum(float32(c))  # 1 / nw as one MUFU.RCP: no IEEE division's
-                mw = s * rcp_ftz(nw) if nw > zero else zero  # slow path in the row loop
-        else:
-            nw, mw = zero, s * rm  # one warp: its mean is the group's
-        pivot = x0 + mw
-        d0, d1 = zero, zero
+                xv[e] = xv[e] - xt if e < c else zero
+                xv[e + 1] = xv[e + 1] - xt if e + 1 < c else zero
+                s0 += xv[e]
+                s1 += xv[e + 1]
+                q0 += xv[e] * xv[e]
+                q1 += xv[e + 1] * xv[e + 1]
+        s = s0 + s1
+        nt = float32(c)
         if full:
-            for e in range(0, P, 2):
-                xv[e] -= pivot
-                xv[e + 1] -= pivot
-                d0 += xv[e] * xv[e]
-                d1 += xv[e + 1] * xv[e + 1]
+            M2 = (q0 + q1) - s * s * RN[0]
         else:
-            for e in range(0, P, 2):
-                xv[e] = xv[e] - pivot if e < c else zero
-                xv[e + 1] = xv[e + 1] - pivot if e + 1 < c else zero
-                d0 += xv[e] * xv[e]
-                d1 += xv[e + 1] * xv[e + 1]
-        q = warp_sum(d0 + d1)
+            M2 = (q0 + q1) - s * s * rcp_ftz(nt) if c > 0 else zero
+        if M2 < zero:  # rounding below 0 (not max(): a NaN must stay NaN)
+            M2 = zero
+        S = s + nt * (xt - x0)  # the thread's sum of x - x0
+        whole = m == G * P  # every thread holds P elements: the counts are powers of two
+        if whole:
+            Sb, Mb = shfl_bfly_f32(S, 16), shfl_bfly_f32(M2, 16)
+            S, M2 = meet_even(S, M2, Sb, Mb, RN[0], KN[0])
+            Sb, Mb = shfl_bfly_f32(S, 8), shfl_bfly_f32(M2, 8)
+            S, M2 = meet_even(S, M2, Sb, Mb, RN[1], KN[1])
+            Sb, Mb = shfl_bfly_f32(S, 4), shfl_bfly_f32(M2, 4)
+            S, M2 = meet_even(S, M2, Sb, Mb, RN[2], KN[2])
+            Sb, Mb = shfl_bfly_f32(S, 2), shfl_bfly_f32(M2, 2)
+            S, M2 = meet_even(S, M2, Sb, Mb, RN[3], KN[3])
+            Sb, Mb = shfl_bfly_f32(S, 1), shfl_bfly_f32(M2, 1)
+            S, M2 = meet_even(S, M2, Sb, Mb, RN[4], KN[4])
+            nw = WARP_ELEMS
+        else:
+            nw = nt
+            S, M2, nw = meet(S, M2, nw, shfl_bfly_f32(S, 16), shfl_bfly_f32(M2, 16),
+                             shfl_bfly_f32(nw, 16))
+            S, M2, nw = meet(S, M2, nw, shfl_bfly_f32(S, 8), shfl_bfly_f32(M2, 8),
+                             shfl_bfly_f32(nw, 8))
+            S, M2, nw = meet(S, M2, nw, shfl_bfly_f32(S, 4), shfl_bfly_f32(M2, 4),
+                             shfl_bfly_f32(nw, 4))
+            S, M2, nw = meet(S, M2, nw, shfl_bfly_f32(S, 2), shfl_bfly_f32(M2, 2),
+                             shfl_bfly_f32(nw, 2))
+            S, M2, nw = meet(S, M2, nw, shfl_bfly_f32(S, 1), shfl_bfly_f32(M2, 1),
+                             shfl_bfly_f32(nw, 1))
         if G > 32:
-            sl, ql, nl = exchange(s, q, nw, G, red, it, zero, zero, zero)
+            sl, ql, nl = exchange(S, M2, nw, G, red, it, zero, zero, zero)
             dmean = lanes16_sum(sl) * rm  # the group's mean of x - x0
             ml = sl * RWARP  # lane l's warp's mean, as that warp computed it
             if not whole:
                 ml = sl * rcp_ftz(nl) if nl > zero else zero
             dl = ml - dmean
             mean = x0 + dmean
-            return mean, lanes16_sum(ql + nl * dl * dl), mean - pivot
-        return pivot, q, zero
+            return mean, lanes16_sum(ql + nl * dl * dl), mean - xt
+        mean = x0 + S * rm  # one warp: its sums are the group's
+        return mean, M2, mean - xt
 
     def make_write(staged: bool):
         wgroup, bgroup = wio.vector_group(staged), bio.vector_group(staged)
