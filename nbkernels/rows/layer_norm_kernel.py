@@ -79,25 +79,25 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
     KN = tuple(float32(P << i) * float32(0.5) for i in range(5))
 
     @dev
-    def meet_even(S, M2, Sb, Mb, rn, k):
-        """Two halves of equal count n meet (Chan et al.): sums ``S`` of x - x0 add, and M2
+    def meet_even(D, M2, Db, Mb, rn, k):
+        """Two halves of equal count n meet (Chan et al.): sums ``D`` of x - x0 add, and M2
         gains (mean_b - mean_a)^2 * n / 2, with ``rn`` = 1 / n and ``k`` = n / 2. The
         partner lane computes the same bits (a - b is -(b - a) exactly; its square and both
         sums commute), so every lane of the warp ends with one result."""
-        d = (Sb - S) * rn
-        return S + Sb, (M2 + Mb) + d * d * k
+        d = (Db - D) * rn
+        return D + Db, (M2 + Mb) + d * d * k
 
     @dev
-    def meet(S, M2, n, Sb, Mb, nb):
+    def meet(D, M2, n, Db, Mb, nb):
         """Two halves of any counts meet (Chan et al.), as :func:`meet_even`; a half with no
         elements adds nothing. Symmetric in its halves, as meet_even is."""
         nn = n + nb
         if n > zero and nb > zero:
-            d = Sb * rcp_ftz(nb) - S * rcp_ftz(n)
+            d = Db * rcp_ftz(nb) - D * rcp_ftz(n)
             M2 = (M2 + Mb) + d * d * (n * nb * rcp_ftz(nn))
         else:
             M2 = M2 + Mb
-        return S + Sb, M2, nn
+        return D + Db, M2, nn
 
     @dev
     def moments(sm, xs, x0, t, G, m, rm, full, red, it, xv):
@@ -143,34 +143,34 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
             M2 = (q0 + q1) - s * s * rcp_ftz(nt) if c > 0 else zero
         if M2 < zero:  # rounding below 0 (not max(): a NaN must stay NaN)
             M2 = zero
-        S = s + nt * (xt - x0)  # the thread's sum of x - x0
+        D = s + nt * (xt - x0)  # the thread's sum of x - x0
         whole = m == G * P  # every thread holds P elements: the counts are powers of two
         if whole:
-            Sb, Mb = shfl_bfly_f32(S, 16), shfl_bfly_f32(M2, 16)
-            S, M2 = meet_even(S, M2, Sb, Mb, RN[0], KN[0])
-            Sb, Mb = shfl_bfly_f32(S, 8), shfl_bfly_f32(M2, 8)
-            S, M2 = meet_even(S, M2, Sb, Mb, RN[1], KN[1])
-            Sb, Mb = shfl_bfly_f32(S, 4), shfl_bfly_f32(M2, 4)
-            S, M2 = meet_even(S, M2, Sb, Mb, RN[2], KN[2])
-            Sb, Mb = shfl_bfly_f32(S, 2), shfl_bfly_f32(M2, 2)
-            S, M2 = meet_even(S, M2, Sb, Mb, RN[3], KN[3])
-            Sb, Mb = shfl_bfly_f32(S, 1), shfl_bfly_f32(M2, 1)
-            S, M2 = meet_even(S, M2, Sb, Mb, RN[4], KN[4])
+            Db, Mb = shfl_bfly_f32(D, 16), shfl_bfly_f32(M2, 16)
+            D, M2 = meet_even(D, M2, Db, Mb, RN[0], KN[0])
+            Db, Mb = shfl_bfly_f32(D, 8), shfl_bfly_f32(M2, 8)
+            D, M2 = meet_even(D, M2, Db, Mb, RN[1], KN[1])
+            Db, Mb = shfl_bfly_f32(D, 4), shfl_bfly_f32(M2, 4)
+            D, M2 = meet_even(D, M2, Db, Mb, RN[2], KN[2])
+            Db, Mb = shfl_bfly_f32(D, 2), shfl_bfly_f32(M2, 2)
+            D, M2 = meet_even(D, M2, Db, Mb, RN[3], KN[3])
+            Db, Mb = shfl_bfly_f32(D, 1), shfl_bfly_f32(M2, 1)
+            D, M2 = meet_even(D, M2, Db, Mb, RN[4], KN[4])
             nw = WARP_ELEMS
         else:
             nw = nt
-            S, M2, nw = meet(S, M2, nw, shfl_bfly_f32(S, 16), shfl_bfly_f32(M2, 16),
+            D, M2, nw = meet(D, M2, nw, shfl_bfly_f32(D, 16), shfl_bfly_f32(M2, 16),
                              shfl_bfly_f32(nw, 16))
-            S, M2, nw = meet(S, M2, nw, shfl_bfly_f32(S, 8), shfl_bfly_f32(M2, 8),
+            D, M2, nw = meet(D, M2, nw, shfl_bfly_f32(D, 8), shfl_bfly_f32(M2, 8),
                              shfl_bfly_f32(nw, 8))
-            S, M2, nw = meet(S, M2, nw, shfl_bfly_f32(S, 4), shfl_bfly_f32(M2, 4),
+            D, M2, nw = meet(D, M2, nw, shfl_bfly_f32(D, 4), shfl_bfly_f32(M2, 4),
                              shfl_bfly_f32(nw, 4))
-            S, M2, nw = meet(S, M2, nw, shfl_bfly_f32(S, 2), shfl_bfly_f32(M2, 2),
+            D, M2, nw = meet(D, M2, nw, shfl_bfly_f32(D, 2), shfl_bfly_f32(M2, 2),
                              shfl_bfly_f32(nw, 2))
-            S, M2, nw = meet(S, M2, nw, shfl_bfly_f32(S, 1), shfl_bfly_f32(M2, 1),
+            D, M2, nw = meet(D, M2, nw, shfl_bfly_f32(D, 1), shfl_bfly_f32(M2, 1),
                              shfl_bfly_f32(nw, 1))
         if G > 32:
-            sl, ql, nl = exchange(S, M2, nw, G, red, it, zero, zero, zero)
+            sl, ql, nl = exchange(D, M2, nw, G, red, it, zero, zero, zero)
             dmean = lanes16_sum(sl) * rm  # the group's mean of x - x0
             ml = sl * RWARP  # lane l's warp's mean, as that warp computed it
             if not whole:
@@ -178,7 +178,7 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
             dl = ml - dmean
             mean = x0 + dmean
             return mean, lanes16_sum(ql + nl * dl * dl), mean - xt
-        mean = x0 + S * rm  # one warp: its sums are the group's
+        mean = x0 + D * rm  # one warp: its sums are the group's
         return mean, M2, mean - xt
 
     def make_write(staged: bool):
