@@ -13,10 +13,9 @@ from ..intrinsics import memory as M
 from .. import repeat
 from . import host
 from .config import for_arch
-from .device import (ELEMENT_BYTES, EXCHANGE_SLOTS, MAX_THREADS, MAX_WARPS, NEG_INF, PER_THREAD,
-                     dev, exchange, fast_exp, group_max, group_sum, lanes16_max, lanes16_sum,
-                     locate, make_io, make_loop, opaque, rcp_ftz, staging_base, warp_max,
-                     warp_sum)
+from .device import (ELEMENT_BYTES, MAX_THREADS, MAX_WARPS, NEG_INF, PER_THREAD, dev, fast_exp,
+                     group_max, group_sum, locate, make_io, make_loop, opaque, rcp_ftz,
+                     staging_base)
 
 NSTAT = 2  # per chunk: max and sum of exp(x - max)
 
@@ -35,27 +34,14 @@ def build(kind: str, sm80: bool):
                                                  io.store_group, io.count)
     thread_full = io.thread_full
     P, esz, V, S, NW = PER_THREAD, ELEMENT_BYTES[kind], io.groups, io.slot, io.words
-    zero, one = float32(0), float32(1)
-    NAN = np.float32(np.nan)
+    zero = float32(0)
 
     @dev
-    def rel(m, top):
-        """exp(m - top) for a part's max ``m`` against a larger or equal ``top``: 1 where
-        they are equal, so two -inf maxima (a part with sum 0, or NaN) do not make exp(-inf -
-        -inf)."""
-        return one if m == top else fast_exp(m - top)
-
-    @dev
-    def row_stats(sm, xs, t, G, m, full, red, it, xv):
-        """(max, sum of exp(x - max), scale) of the staged row or chunk over the group, in one
-        pass over the registers and one barrier (perf-notes r30): each thread takes exp(x -
-        its own max) and their sum; the warp's max, then its sum with each thread's scaled to
-        it; the warps' pairs alike after the exchange. ``xv`` (registers) leaves holding
-        exp(x - the thread's max), zero past ``m``, and ``scale`` = exp(the thread's max - max), 0 for a thread whose elements are
-        all -inf beside a finite max (NaN where the whole row is -inf, as NumPy's formula);
-        ``full``: thread_full(t, G, m); ``it``: the group's row count, which alternates the
-        exchange's slots. Only a thread whose elements run past ``m`` masks them (per-element
-        masks everywhere cost a third of the bf16 throughput: instruction-bound)."""
+    def row_stats(sm, xs, t, G, m, full, red, slot, xv):
+        """(max, sum of exp(x - max)) of the staged row or chunk, over the group; ``xv``
+        (registers) leaves holding exp(x - max), zero past ``m``; ``full``: thread_full(t,
+        G, m). Only a thread whose elements run past ``m`` masks them (per-element masks
+        everywhere cost a third of the bf16 throughput: instruction-bound)."""
         load_row(sm, xs, t, G, xv)
         c = uint32(P)  # elements below m: counted by a partial thread only
         if not full:
@@ -67,33 +53,23 @@ def build(kind: str, sm80: bool):
         else:
             for e in range(P):
                 mx = max(mx, xv[e] if e < c else NEG_INF)
-        sh = mx if mx != NEG_INF else zero  # -inf - -inf is NaN: a thread of -inf (or NaN)
+        mx = group_max(mx, G, red, slot)
         s0, s1 = zero, zero  # two chains: each FADD waits on the one before it
         if full:
             for e in range(0, P, 2):
-                xv[e] = fast_exp(xv[e] - sh)
-                xv[e + 1] = fast_exp(xv[e + 1] - sh)
+                xv[e] = fast_exp(xv[e] - mx)
+                xv[e + 1] = fast_exp(xv[e + 1] - mx)
                 s0 += xv[e]
                 s1 += xv[e + 1]
         else:  # padding (zero-filled, not stored) may overflow: selected away, not summed.
             for e in range(0, P, 2):  # exp, then a select: a predicated exp kept its input
-                e0 = fast_exp(xv[e] - sh)  # and output live at once (+16 registers)
-                e1 = fast_exp(xv[e + 1] - sh)
+                e0 = fast_exp(xv[e] - mx)  # and output live at once (+16 registers)
+                e1 = fast_exp(xv[e + 1] - mx)
                 xv[e] = e0 if e < c else zero
                 xv[e + 1] = e1 if e + 1 < c else zero
                 s0 += xv[e]
                 s1 += xv[e + 1]
-        top = warp_max(mx)  # the warp's (max, sum): each thread's sum scaled to the warp's max
-        tot = warp_sum((s0 + s1) * rel(mx, top))
-        if G > 32:  # the warps' pairs: at one barrier, then the same over 16 lanes
-            ml, sl, _ = exchange(top, tot, zero, G, red, it, NEG_INF, zero, zero)
-            top = lanes16_max(ml)
-            tot = lanes16_sum(sl * rel(ml, top))
-        if mx != NEG_INF:
-            scale = fast_exp(mx - top)
-        else:  # its outputs are 0 (or NaN where it held one) beside a finite max; a row of
-            scale = zero if top != NEG_INF else NAN  # -inf only is NaN throughout, as NumPy's
-        return top, tot, scale
+        return mx, group_sum(s0 + s1, G, red, slot + 1)
 
     @dev
     def write_row(xv, t, G, m, scale, full, yrow):
@@ -125,14 +101,14 @@ def build(kind: str, sm80: bool):
         full = thread_full(t, G, n)  # loop-invariant: hoisted
         n = opaque(n)  # the partial groups' masks: computed in their branch, per row
         xv = cuda.local.array(P, float32)
-        mx, s, scale = row_stats(sm, xs, t, G, n, full, red, it, xv)
-        write_row(xv, t, G, n, scale * rcp_ftz(s), full, ya + row * sy * esz)
+        mx, s = row_stats(sm, xs, t, G, n, full, red, 0, xv)  # two reductions a row: slots 0
+        write_row(xv, t, G, n, rcp_ftz(s), full, ya + row * sy * esz)  # and 1 suffice
 
     loop = make_loop(io, prologue, stage, work)
 
     @cuda.jit
     def softmax_kernel(X, Y, n, rows, sx, sy, phase, G, chunks, nbuf, WS):
-        red = cuda.shared.array((EXCHANGE_SLOTS, MAX_WARPS), float32)
+        red = cuda.shared.array((4, MAX_WARPS), float32)
         sm = staging_base(cuda.shared.array(0, uint32))
         xa, ya = int64(M.gmem_addr(X, 0)), int64(M.gmem_addr(Y, 0))
         if phase == 0:  # whole rows, blocks looping over them
@@ -146,7 +122,7 @@ def build(kind: str, sm80: bool):
         issue(sm, 0, xa + (row * sx + c0) * esz, m, t, G)
         wait()
         if phase == 1:
-            cmx, cs, _ = row_stats(sm, 0, t, G, m, thread_full(t, G, m), red, 0, xv)
+            cmx, cs = row_stats(sm, 0, t, G, m, thread_full(t, G, m), red, 0, xv)
             if t == 0:
                 WS[2 * (row * chunks + c)] = cmx
                 WS[2 * (row * chunks + c) + 1] = cs
