@@ -643,7 +643,7 @@ def walk(G):
     return int64(cuda.blockIdx.x) * per + grp, int64(cuda.gridDim.x) * per, tb - grp * G, grp
 
 
-def make_loop(io, prologue, stage, work, max_buffers=4, early=None):
+def make_loop(io, prologue, stage, work, max_buffers=4):
     """``loop(sm, G, items, nbuf, words, vwords, ctx)``: the groups of ``G`` threads walk work
     items (rows, or chunks) ``i, i + step, ...`` (:func:`walk`), each group with a ring of
     ``nbuf`` (1, 2 or 4) staging buffers of ``words`` words per thread and ``vwords`` more
@@ -659,20 +659,19 @@ def make_loop(io, prologue, stage, work, max_buffers=4, early=None):
     only what it staged), so the ring needs no barrier. ``max_buffers`` (2 or 4, fixed at
     compile time) is the deepest ring the kernel is built for: layer_norm's float32 kernel
     spilled with the pivots of a 4-deep ring live (perf-notes r7); the host never plans
-    deeper (``kernel.nbk_max_buffers``).
-
-    ``early`` (optional): with one buffer, the kernel's ``early(sm, buf, vbase, item, it,
-    pivot, nxt, items, t, G, ctx)`` works on an item and stages item ``nxt`` (where ``nxt <
-    items``) into the same buffer as soon as its threads have read the row back and used
-    every value (each thread refills only what it read), then returns ``nxt``'s pivot: the
-    next row's copies fly while this one's output is written, without a second buffer's
-    shared memory (perf-notes r31)."""
+    deeper (``kernel.nbk_max_buffers``)."""
     commit, wait_behind = io.commit, io.wait_behind
     AHEAD = max_buffers - 1  # items staged after the current one, at most
 
     @dev
-    def ring(sm, base, vbase, item, step, t, G, items, nbuf, words, ctx):
+    def loop(sm, G, items, nbuf, words, vwords, ctx):
+        item, step, t, grp = walk(G)
+        if item >= items:  # a group of several warps is the whole block: all return
+            return
+        base = grp * G * (nbuf * words + vwords)
+        vbase = base + nbuf * G * words
         ahead = nbuf - 1
+        prologue(sm, vbase, t, G, ctx)  # committed with the first item's copies
         # pivots of the current item (q0) and of the items staged after it (q1, q2)
         q0, q1, q2 = float32(0), float32(0), float32(0)
         for k in range(AHEAD):
@@ -707,40 +706,7 @@ def make_loop(io, prologue, stage, work, max_buffers=4, early=None):
             item += step
             it += 1
 
-    @dev
-    def place(G, nbuf, words, vwords):
-        item, step, t, grp = walk(G)
-        base = grp * G * (nbuf * words + vwords)
-        return item, step, t, base, base + nbuf * G * words
-
-    if early is None:
-        @dev
-        def loop(sm, G, items, nbuf, words, vwords, ctx):
-            item, step, t, base, vbase = place(G, nbuf, words, vwords)
-            if item >= items:  # a group of several warps is the whole block: all return
-                return
-            prologue(sm, vbase, t, G, ctx)  # committed with the first item's copies
-            ring(sm, base, vbase, item, step, t, G, items, nbuf, words, ctx)
-        return loop
-
-    @dev
-    def loop_early(sm, G, items, nbuf, words, vwords, ctx):
-        item, step, t, base, vbase = place(G, nbuf, words, vwords)
-        if item >= items:
-            return
-        prologue(sm, vbase, t, G, ctx)
-        if nbuf != 1:
-            ring(sm, base, vbase, item, step, t, G, items, nbuf, words, ctx)
-            return
-        q = stage(sm, base, item, t, G, ctx)
-        it = int64(0)
-        while item < items:
-            wait_behind(0)  # this item's copies (and the vectors, the first time) landed
-            nxt = item + step
-            q = early(sm, base, vbase, item, it, q, nxt, items, t, G, ctx)
-            item = nxt
-            it += 1
-    return loop_early
+    return loop
 
 
 @dev

@@ -242,27 +242,16 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
 
     @dev
     def work(sm, xs, ws, row, it, x0, t, G, c):
-        early(sm, xs, ws, row, it, x0, int64(0), int64(0), t, G, c)  # no next row
-
-    @dev
-    def early(sm, xs, ws, row, it, x0, nxt, rows, t, G, c):
-        """Row ``row`` (staged at ``xs``); with one buffer (make_loop's ``early``) row
-        ``nxt``, where ``nxt < rows``, is staged into ``xs`` once the moments have used every
-        value read back, and its pivot returned (perf-notes r31)."""
         xa, ya, wa, ba, sx, sy, n, eps, red = c
         rn, full = float32(1) / float32(n), thread_full(t, G, n)  # loop-invariant: hoisted
         n = opaque(n)  # the partial groups' masks: computed in their branch, per row
         xv = cuda.local.array(P, float32)
         mean, m2, delta = moments(sm, xs, x0, t, G, n, rn, full, red, it, xv)
-        q = zero
-        if nxt < rows:
-            q = stage(sm, xs, nxt, t, G, c)
         rstd = rsqrt_ftz(m2 * rn + eps)
         write_staged(sm, xv, ws, ws + G * WNW, t, G, n, rstd, -(delta * rstd), full,
                      ya + row * sy * esz)
-        return q
 
-    loop = make_loop(io, prologue, stage, work, MAX_BUFFERS, early)
+    loop = make_loop(io, prologue, stage, work, MAX_BUFFERS)
 
     @cuda.jit
     def layer_norm_kernel(X, W, B, Y, n, rows, sx, sy, eps, phase, G, chunks, nbuf, WS):
