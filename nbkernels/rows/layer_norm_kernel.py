@@ -327,8 +327,10 @@ def layer_norm(x, weight=None, bias=None, eps=1e-5, *, out=None, stream=None, co
     """LayerNorm over the last axis: ``(x - mean) / sqrt(var + eps) * weight + bias``.
 
     ``x``: float16, bfloat16 or float32, any leading shape; ``weight`` and ``bias`` (either
-    may be None): length ``x.shape[-1]``, x's dtype or float32. Statistics in float32 with the
-    exact two-pass variance. ``out`` may be ``x``. ``config`` (a :class:`RowConfig`) or env
+    may be None): length ``x.shape[-1]``, x's dtype or float32. Statistics in float32: each
+    thread's squared deviations around its own first element (at most 64 elements, so the
+    cancellation is bounded), combined exactly across threads and warps (Chan et al.); not
+    E[x^2] - E[x]^2. ``out`` may be ``x``. ``config`` (a :class:`RowConfig`) or env
     ``NBKERNELS_ROW_VARIANT`` forces a layout.
     """
     named = {"x": x, "weight": weight, "bias": bias, "out": out}
