@@ -90,7 +90,10 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
     @dev
     def meet(D, M2, n, Db, Mb, nb):
         """Two halves of any counts meet (Chan et al.), as :func:`meet_even`; a half with no
-        elements adds nothing. Symmetric in its halves, as meet_even is."""
+        elements adds nothing. Symmetric in its halves up to one rounding: the compiler may
+        fuse a product of the means' difference into an FMA on either side, so partner lanes
+        can differ in M2's last bit (partial rows only; where a group spans warps, each
+        warp's lane 0 posts the one value all lanes then use)."""
         nn = n + nb
         if n > zero and nb > zero:
             d = Db * rcp_ftz(nb) - D * rcp_ftz(n)
