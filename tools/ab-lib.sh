@@ -50,3 +50,39 @@ ab_small_calls() {
         done
     done
 }
+
+# ab_rows_op OP TEST_N   one row op, the tree under _ab/old against this checkout (session 31,
+#   perf-notes r29-r31): both trees' OP kernels warmed (one process per tree and dtype) beside
+#   this tree's OP GPU tests (pytest -n TEST_N -k OP), compute-sanitizer on OP's cases of
+#   tools/sanitize_rows.py, then tools/rows_ab_quick.py --ops OP, old and new alternated
+#   (ROUNDS rounds, default 3; DTYPES, default bf16,f16,f32); after each round a function
+#   ab_after_round ROUND runs where the caller defined one. Needs tools/device-pytest.sh.
+ab_rows_op() {
+    local op=$1 nproc=$2 dtypes=${DTYPES:-bf16,f16,f32} old pids="" d f round
+    old=$(cd _ab/old && pwd)
+    local W="tools/rows_ab_quick.py --ops $op --reps 1"
+    for d in ${dtypes//,/ }; do
+        timeout 300 python3 $W --dtypes $d > "$out/warm_new_$d.txt" 2>&1 &
+        pids="$pids $!"
+        (cd "$old" && PYTHONPATH=/tmp/site:$old NBKERNELS_CACHE_DIR=$old/.nbk_cache timeout 300 \
+            python3 $W --dtypes $d > "$out/warm_old_$d.txt" 2>&1) &
+        pids="$pids $!"
+    done
+    gpu_tests 300 250 t_rows.txt -n "$nproc" tests/test_rows_gpu.py -k "$op"
+    wait $pids
+    for f in "$out"/warm_*.txt; do echo "$(basename $f): $(grep -c '% of copy' $f) timed"; done
+    echo "warm-up done at ${SECONDS}s"
+    row_sanitizer "$op"
+    for round in $(seq 1 ${ROUNDS:-3}); do
+        echo "--- round $round: old"
+        (cd "$old" && PYTHONPATH=/tmp/site:$old NBKERNELS_CACHE_DIR=$old/.nbk_cache timeout 120 \
+            python3 tools/rows_ab_quick.py --ops $op --dtypes $dtypes \
+            --json "$out/quick_old$round.json" 2>&1 | grep -v Warning | grep -v '^copy')
+        echo "--- round $round: new"
+        timeout 120 python3 tools/rows_ab_quick.py --ops $op --dtypes $dtypes \
+            --json "$out/quick_new$round.json" 2>&1 | grep -v Warning | grep -v '^copy'
+        if declare -F ab_after_round > /dev/null; then ab_after_round "$round"; fi
+    done
+    python3 tools/rows_ab_summary.py "$out"
+    echo "done at ${SECONDS}s"
+}
