@@ -51,28 +51,39 @@ ab_small_calls() {
     done
 }
 
-# ab_rows_op OP TEST_N   one row op, the tree under _ab/old against this checkout (session 31,
-#   perf-notes r29-r31): both trees' OP kernels warmed (one process per tree and dtype) beside
-#   this tree's OP GPU tests (pytest -n TEST_N -k OP), compute-sanitizer on OP's cases of
-#   tools/sanitize_rows.py, then tools/rows_ab_quick.py --ops OP, old and new alternated
-#   (ROUNDS rounds, default 3; DTYPES, default bf16,f16,f32); after each round a function
-#   ab_after_round ROUND runs where the caller defined one. Needs tools/device-pytest.sh.
-ab_rows_op() {
-    local op=$1 nproc=$2 dtypes=${DTYPES:-bf16,f16,f32} old pids="" d f round
+# One row op, the tree under _ab/old against this checkout (sessions 30-31, perf-notes r26,
+# r29-r31); DTYPES (default bf16,f16,f32), ROUNDS (default 3).
+#   ab_rows_warm OP      both trees' OP kernels compiled, one background process per tree and
+#                        dtype (their pids in ab_warm_pids); ab_rows_warm_wait waits for them
+#   ab_rows_rounds OP    tools/rows_ab_quick.py --ops OP, old and new alternated; after each
+#                        round a function ab_after_round ROUND runs where the caller defined one
+#   ab_rows_op OP TEST_N the three around this tree's OP GPU tests (pytest -n TEST_N -k OP) and
+#                        compute-sanitizer on OP's cases of tools/sanitize_rows.py (session 31)
+# Need tools/device-pytest.sh for gpu_tests and row_sanitizer.
+ab_rows_warm() {
+    local op=$1 dtypes=${DTYPES:-bf16,f16,f32} old d
     old=$(cd _ab/old && pwd)
     local W="tools/rows_ab_quick.py --ops $op --reps 1"
+    ab_warm_pids=""
     for d in ${dtypes//,/ }; do
         timeout 300 python3 $W --dtypes $d > "$out/warm_new_$d.txt" 2>&1 &
-        pids="$pids $!"
+        ab_warm_pids="$ab_warm_pids $!"
         (cd "$old" && PYTHONPATH=/tmp/site:$old NBKERNELS_CACHE_DIR=$old/.nbk_cache timeout 300 \
             python3 $W --dtypes $d > "$out/warm_old_$d.txt" 2>&1) &
-        pids="$pids $!"
+        ab_warm_pids="$ab_warm_pids $!"
     done
-    gpu_tests 300 250 t_rows.txt -n "$nproc" tests/test_rows_gpu.py -k "$op"
-    wait $pids
+}
+
+ab_rows_warm_wait() {
+    local f
+    wait $ab_warm_pids  # not a bare wait: it would wait for the log tee too
     for f in "$out"/warm_*.txt; do echo "$(basename $f): $(grep -c '% of copy' $f) timed"; done
     echo "warm-up done at ${SECONDS}s"
-    row_sanitizer "$op"
+}
+
+ab_rows_rounds() {
+    local op=$1 dtypes=${DTYPES:-bf16,f16,f32} old round
+    old=$(cd _ab/old && pwd)
     for round in $(seq 1 ${ROUNDS:-3}); do
         echo "--- round $round: old"
         (cd "$old" && PYTHONPATH=/tmp/site:$old NBKERNELS_CACHE_DIR=$old/.nbk_cache timeout 120 \
@@ -85,4 +96,12 @@ ab_rows_op() {
     done
     python3 tools/rows_ab_summary.py "$out"
     echo "done at ${SECONDS}s"
+}
+
+ab_rows_op() {
+    ab_rows_warm "$1"
+    gpu_tests 300 250 t_rows.txt -n "$2" tests/test_rows_gpu.py -k "$1"
+    ab_rows_warm_wait
+    row_sanitizer "$1"
+    ab_rows_rounds "$1"
 }
