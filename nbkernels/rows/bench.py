@@ -4,10 +4,13 @@
 Large sizes: device time with CUDA events after warm-up, each call queued behind a spin kernel
 so that the host's overhead stays outside the events (``matmul.bench._time``; reported apart,
 ``host us``), medians, inputs rotated among sets larger than L2. Bytes moved come from an
-explicit formula per op (inputs read once, outputs written once). The ceiling is a device-to-device copy of 1 GiB timed in the same run (bytes
-read + written). ``--modes`` times nbkernels once per value of NBKERNELS_ROWS_LOOP on the same
-inputs ("auto": unset; "0": a block per row, the layout before blocks looped over rows; "1",
-"2": blocks looping with that many staging buffers). Small sizes (1 x 4096, 64 x 4096): wall
+explicit formula per op (inputs read once, outputs written once). The ceiling is a
+device-to-device copy of 1 GiB timed in the same run (bytes read + written); beside it each
+size is also set against a copy that moves the same bytes as the op (``of_copy_same``), which
+pays the same start and drain of one launch as the op does. ``--modes`` times nbkernels
+once per value of NBKERNELS_ROWS_LOOP on the same inputs ("auto": unset; "0": a block per
+row, the layout before blocks looped over rows; "1", "2": blocks looping with that many
+staging buffers). Small sizes (1 x 4096, 64 x 4096): wall
 time per call over a loop of back-to-back calls, against an empty kernel launched through
 CuPy and through numba. ``--host`` (no GPU needed) times the Python side of a repeat call.
 """
@@ -115,11 +118,13 @@ def _fns(op, eps=1e-6):
     }[op]
 
 
-def copy_bandwidth(reps=20):
-    """Device-to-device copy of 1 GiB: bytes read + written per second."""
+def copy_bandwidth(moved=2 << 30, reps=20):
+    """Device-to-device copy that moves ``moved`` bytes (half read, half written; default:
+    1 GiB copied, the issue's ceiling): bytes read + written per second. The large row sizes
+    are all over twice the L2 cache, so no rotation is needed."""
     import cupy
 
-    src = cupy.ones(1 << 28, cupy.float32)
+    src = cupy.ones(moved // 8, cupy.float32)
     dst = cupy.empty_like(src)
     t, _ = time_events(lambda: dst.__setitem__(Ellipsis, src), [()], reps)
     return 2 * src.nbytes / t
@@ -178,6 +183,7 @@ def run(ops, dtypes, reps=20, modes=("auto",), json_path=None):
 
     rng = np.random.default_rng()
     bw = copy_bandwidth()
+    same = {}  # bytes moved -> a copy of that many bytes (what one launch of that size can do)
     rows_out = []
     for dt in dtypes:
         dtype = dtype_named(dt)
@@ -201,6 +207,10 @@ def run(ops, dtypes, reps=20, modes=("auto",), json_path=None):
                 rec["nbk_us"] = rec[f"nbk_us[{modes[0]}]"]
                 rec["of_copy"] = rec[f"of_copy[{modes[0]}]"]
                 rec["GBps"] = per / rec["nbk_us"] * 1e-3
+                if per not in same:
+                    same[per] = copy_bandwidth(per, reps)
+                rec["copy_same_GBps"] = same[per] * 1e-9
+                rec["of_copy_same"] = per / (rec["nbk_us"] * 1e-6) / same[per]
                 rows_out.append(rec)
                 print(_line(rec, modes), flush=True)
                 _save(json_path, bw, modes, rows_out)
@@ -236,6 +246,8 @@ def _line(r, modes=("auto",)):
         return (f"{head}  wall/call nbk {r['nbk_wall_us']:5.1f} us  torch "
                 f"{r['torch_wall_us']:5.1f} us")
     t = f"{head} {r['nbk_us']:7.1f} us {100 * r['of_copy']:5.1f}% of copy"
+    if "of_copy_same" in r:
+        t += f" ({100 * r['of_copy_same']:5.1f}% of a copy of its bytes)"
     host = r.get(f"host_us[{modes[0]}]")
     if host is not None:
         t += f" (host {host:4.1f} us)"
