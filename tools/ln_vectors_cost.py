@@ -1,0 +1,67 @@
+"""What layer_norm's weight and bias cost per row, measured (perf-notes r34; measurement
+only): ``python tools/ln_vectors_cost.py [--dtypes bf16,f16] [--rounds 3]``.
+
+In one process, at the issue's two large sizes, alternated ``--rounds`` times: layer_norm
+with weight and bias, with the weight only, with neither (the kernel built without them:
+``has_w`` / ``has_b``), and rms_norm beside them; the same timing as ``rows_ab_quick``
+(``matmul.bench._time``), the same inputs (device normals rotated past L2), the plan each
+call got. Bytes moved: x read and y written (the vectors' n elements are left out, under
+0.01% of a row set). What the vectors cost is the layer_norm rows' difference, at the same
+plan, in the kernel's own instructions: their 16-bit words converted to float32 each row (two
+instructions an element) and their shared-memory loads."""
+import argparse
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from rows_ab_quick import device_normals  # noqa: E402
+
+
+def main():
+    import cupy
+
+    import nbkernels
+    from nbkernels.rows import bench, host
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--dtypes", default="bf16,f16")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--reps", type=int, default=30)
+    a = ap.parse_args()
+    t0 = time.perf_counter()
+    bw = bench.copy_bandwidth()
+    l2 = cupy.cuda.Device().attributes["L2CacheSize"]
+    print(f"copy {bw / 1e9:.0f} GB/s", flush=True)
+    calls = {"ln w+b": lambda x, w, b: nbkernels.layer_norm(x, w, b),
+             "ln w": lambda x, w, b: nbkernels.layer_norm(x, w, None),
+             "ln none": lambda x, w, b: nbkernels.layer_norm(x, None, None),
+             "rms w": lambda x, w, b: nbkernels.rms_norm(x, w)}
+    table = {}
+    for dt in a.dtypes.split(","):
+        dtype = bench.dtype_named(dt)
+        for rows, n in bench.LARGE:
+            x0 = device_normals((rows, n), dtype)
+            w, b = device_normals((n,), dtype), device_normals((n,), dtype)
+            count = bench.rotation_count(2 * x0.nbytes, l2, most=4)
+            sets = [(x, w, b) for x in [x0] + [x0.copy() for _ in range(count - 1)]]
+            for r in range(a.rounds):
+                for name, fn in calls.items():
+                    t, _ = bench.time_events(fn, sets, a.reps)
+                    pc = 2 * x0.nbytes / t / bw
+                    p = host.LAST_PLAN
+                    key = (dt, f"{rows}x{n}", name)
+                    table.setdefault(key, []).append(100 * pc)
+                    print(f"round {r + 1} {dt:4s} {rows}x{n} {name:8s} {t * 1e6:7.1f} us "
+                          f"{100 * pc:5.1f}% of copy [{p['blocks']}x{p['threads']}, "
+                          f"{p['buffers']} buf, {p['smem'] // 1024} KB, {p['regs']} regs] at "
+                          f"{time.perf_counter() - t0:.0f} s", flush=True)
+            del sets, x0
+            cupy.get_default_memory_pool().free_all_blocks()
+    print("summary, % of copy by round:")
+    for (dt, shape, name), v in table.items():
+        print(f"{dt:4s} {shape:10s} {name:8s} " + "  ".join(f"{x:5.1f}" for x in v))
+
+
+if __name__ == "__main__":
+    main()
