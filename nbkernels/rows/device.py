@@ -530,29 +530,9 @@ def fast_exp(v):
 
 
 @dev
-def warp_sum(v):
-    v += shfl_bfly_f32(v, 16)
-    v += shfl_bfly_f32(v, 8)
-    v += shfl_bfly_f32(v, 4)
-    v += shfl_bfly_f32(v, 2)
-    v += shfl_bfly_f32(v, 1)
-    return v  # the same bits in every lane: each step adds the same two values, a + b == b + a
-
-
-@dev
-def warp_max(v):
-    v = max(v, shfl_bfly_f32(v, 16))
-    v = max(v, shfl_bfly_f32(v, 8))
-    v = max(v, shfl_bfly_f32(v, 4))
-    v = max(v, shfl_bfly_f32(v, 2))
-    v = max(v, shfl_bfly_f32(v, 1))
-    return v
-
-
-@dev
 def lanes16_sum(v):
-    """Sum over the 16 lanes of a half-warp (four butterfly steps; every lane ends with the
-    same bits, as in :func:`warp_sum`)."""
+    """Sum over the 16 lanes of a half-warp (four butterfly steps). Every lane ends with the
+    same bits: each step adds the same two values, and a + b == b + a."""
     v += shfl_bfly_f32(v, 8)
     v += shfl_bfly_f32(v, 4)
     v += shfl_bfly_f32(v, 2)
@@ -568,6 +548,19 @@ def lanes16_max(v):
     v = max(v, shfl_bfly_f32(v, 2))
     v = max(v, shfl_bfly_f32(v, 1))
     return v
+
+
+@dev
+def warp_sum(v):
+    """Sum over the warp: the two half-warps met, then :func:`lanes16_sum` (the same bits in
+    every lane)."""
+    return lanes16_sum(v + shfl_bfly_f32(v, 16))
+
+
+@dev
+def warp_max(v):
+    """Maximum over the warp: the two half-warps met, then :func:`lanes16_max`."""
+    return lanes16_max(max(v, shfl_bfly_f32(v, 16)))
 
 
 @dev
