@@ -43,3 +43,13 @@ sanitize_rows() {
         echo "$tool done at ${SECONDS}s"
     done
 }
+
+# warm_rows_bench: every row op's kernels for the row benchmark (bf16 and f32, the
+# residual build too) and rms_norm and layer_norm in f16, before the whole row GPU file and
+# `rows.bench` run (sessions 31-32).
+warm_rows_bench() {
+    warm_rows "rms_norm layer_norm softmax swiglu" "bf16 f32" resid
+    timeout 200 python3 tools/rows_ab_quick.py --ops rms_norm,layer_norm --dtypes f16 --reps 1 \
+        > /dev/null 2>&1
+    echo "warm-up done at ${SECONDS}s"
+}

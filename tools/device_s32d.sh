@@ -5,10 +5,7 @@
 . tools/device-preamble.sh
 . tools/device-pytest.sh
 . tools/device-warm-rows.sh
-warm_rows "rms_norm layer_norm softmax swiglu" "bf16 f32" resid
-timeout 200 python3 tools/rows_ab_quick.py --ops rms_norm,layer_norm --dtypes f16 --reps 1 \
-    > /dev/null 2>&1
-echo "warm-up done at ${SECONDS}s"
+warm_rows_bench
 gpu_tests 330 280 t_rows.txt -n 14 tests/test_rows_gpu.py
 timeout 100 python3 -m nbkernels.rows.bench --ops rms_norm,layer_norm --dtypes f16 \
     --json "$out/rows_bench_f16.json" 2>&1 | grep -v Warning | tail -n 9
