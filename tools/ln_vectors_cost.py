@@ -4,8 +4,9 @@ only): ``python tools/ln_vectors_cost.py [--dtypes bf16,f16] [--rounds 3]``.
 In one process, at the issue's two large sizes, alternated ``--rounds`` times: layer_norm
 with weight and bias, with the weight only, with neither (the kernel built without them:
 ``has_w`` / ``has_b``), and rms_norm beside them; the same timing as ``rows_ab_quick``
-(``matmul.bench._time``), the same inputs (device normals rotated past L2), the plan each
-call got. Bytes moved: x read and y written (the vectors' n elements are left out, under
+(``matmul.bench._time``), the same inputs (device normals rotated past L2), and the plan
+of each call's first round (later rounds replay the recorded launch without planning, so
+``host.LAST_PLAN`` is not theirs). Bytes moved: x read and y written (the vectors' n elements are left out, under
 0.01% of a row set). What the vectors cost is the layer_norm rows' difference, at the same
 plan, in the kernel's own instructions: their 16-bit words converted to float32 each row (two
 instructions an element) and their shared-memory loads."""
@@ -52,9 +53,10 @@ def main():
                     p = host.LAST_PLAN
                     key = (dt, f"{rows}x{n}", name)
                     table.setdefault(key, []).append(100 * pc)
+                    plan = (f" [{p['blocks']}x{p['threads']}, {p['buffers']} buf, "
+                            f"{p['smem'] // 1024} KB, {p['regs']} regs]" if r == 0 else "")
                     print(f"round {r + 1} {dt:4s} {rows}x{n} {name:8s} {t * 1e6:7.1f} us "
-                          f"{100 * pc:5.1f}% of copy [{p['blocks']}x{p['threads']}, "
-                          f"{p['buffers']} buf, {p['smem'] // 1024} KB, {p['regs']} regs] at "
+                          f"{100 * pc:5.1f}% of copy{plan} at "
                           f"{time.perf_counter() - t0:.0f} s", flush=True)
             del sets, x0
             cupy.get_default_memory_pool().free_all_blocks()

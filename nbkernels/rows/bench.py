@@ -10,9 +10,8 @@ size is also set against a copy that moves the same bytes as the op (``of_copy_s
 pays the same start and drain of one launch as the op does. ``--modes`` times nbkernels
 once per value of NBKERNELS_ROWS_LOOP on the same inputs ("auto": unset; "0": a block per
 row, the layout before blocks looped over rows; "1", "2": blocks looping with that many
-staging buffers). Small sizes (1 x 4096, 64 x 4096): wall
-time per call over a loop of back-to-back calls, against an empty kernel launched through
-CuPy and through numba. ``--host`` (no GPU needed) times the Python side of a repeat call.
+staging buffers). Small sizes (1 x 4096, 64 x 4096): wall time per call over a loop of
+back-to-back calls, against an empty kernel launched through CuPy and through numba. ``--host`` (no GPU needed) times the Python side of a repeat call.
 """
 from __future__ import annotations
 
