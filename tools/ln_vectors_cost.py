@@ -6,17 +6,14 @@ with weight and bias, with the weight only, with neither (the kernel built witho
 ``has_w`` / ``has_b``), and rms_norm beside them; the same timing as ``rows_ab_quick``
 (``matmul.bench._time``), the same inputs (device normals rotated past L2), and the plan
 of each call's first round (later rounds replay the recorded launch without planning, so
-``host.LAST_PLAN`` is not theirs). Bytes moved: x read and y written (the vectors' n elements are left out, under
-0.01% of a row set). What the vectors cost is the layer_norm rows' difference, at the same
-plan, in the kernel's own instructions: their 16-bit words converted to float32 each row (two
-instructions an element) and their shared-memory loads."""
+``host.LAST_PLAN`` is not theirs). Bytes moved: x read and y written (the vectors' n
+elements are left out, under 0.01% of a row set). What the vectors cost is the layer_norm
+rows' difference, at the same plan, in the kernel's own instructions: their 16-bit words
+converted to float32 each row (two instructions an element) and their shared-memory loads."""
 import argparse
-import os
-import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from rows_ab_quick import device_normals  # noqa: E402
+from rows_ab_quick import device_normals, rotated  # tools/: this script's path
 
 
 def main():
@@ -44,8 +41,7 @@ def main():
         for rows, n in bench.LARGE:
             x0 = device_normals((rows, n), dtype)
             w, b = device_normals((n,), dtype), device_normals((n,), dtype)
-            count = bench.rotation_count(2 * x0.nbytes, l2, most=4)
-            sets = [(x, w, b) for x in [x0] + [x0.copy() for _ in range(count - 1)]]
+            sets = [(x, w, b) for x in rotated(x0, l2)]
             for r in range(a.rounds):
                 for name, fn in calls.items():
                     t, _ = bench.time_events(fn, sets, a.reps)

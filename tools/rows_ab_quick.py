@@ -28,6 +28,15 @@ def device_normals(shape, dtype):
     return (x.view(cupy.uint32) >> 16).astype(cupy.uint16).view(dtype)  # bfloat16
 
 
+def rotated(x0, l2):
+    """``x0`` and device copies of it, together past the L2 cache of ``l2`` bytes three
+    times where 4 suffice (``rows.bench.rotation_count``): the sets a timing rotates."""
+    from nbkernels.rows import bench
+
+    count = bench.rotation_count(2 * x0.nbytes, l2, most=4)
+    return [x0] + [x0.copy() for _ in range(count - 1)]
+
+
 def save_json(path, out):
     """Write ``out`` to ``path`` as JSON (nothing where no path was given); shared by the row
     measurement tools."""
@@ -58,8 +67,7 @@ def main():
         dtype = bench.dtype_named(dt)
         for rows, n in bench.LARGE:
             x0, w = rand((rows, n), dtype), rand((n,), dtype)
-            count = bench.rotation_count(2 * x0.nbytes, l2, most=4)
-            xs = [x0] + [x0.copy() for _ in range(count - 1)]
+            xs = rotated(x0, l2)
             ups = [x0.copy() for _ in xs] if "swiglu" in a.ops else []  # swiglu's second input
             for op in a.ops.split(","):
                 fn = bench._fns(op)[0]

@@ -58,15 +58,14 @@ def main():
     out = {"copy_GBps": bw * 1e-9, "sms": sms, "cases": []}
     t0 = time.perf_counter()
 
-    from rows_ab_quick import device_normals as rand, save_json  # tools/: this script's path
+    from rows_ab_quick import device_normals as rand, rotated, save_json  # tools/: this path
 
     for dt in a.dtypes.split(","):
         dtype = bench.dtype_named(dt)
         for rows, n in (tuple(map(int, s.split("x"))) for s in a.shapes.split(",")):
             x0, w = rand((rows, n), dtype), rand((n,), dtype)
             wv = {"same": w, "none": None, "f32": w.astype(cupy.float32)}[a.ln_vectors]
-            count = bench.rotation_count(2 * x0.nbytes, l2, most=4)
-            sets = [(x0,)] + [(x0.copy(),) for _ in range(count - 1)]
+            sets = [(x,) for x in rotated(x0, l2)]
             for op in a.ops.split(","):
                 def fn(x, cfg=None, op=op):
                     if op == "softmax":

@@ -14,7 +14,7 @@ def main():
     import nbkernels
     from nbkernels.rows import RowConfig, bench, host, rms_norm_ref
 
-    from rows_ab_quick import device_normals, save_json  # tools/ is the script's directory
+    from rows_ab_quick import device_normals, rotated, save_json  # tools/ is the script's directory
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--dtypes", default="bf16,f16")
@@ -29,7 +29,7 @@ def main():
         dtype = bench.dtype_named(dt)
         for rows, n in bench.LARGE:
             x0, w = device_normals((rows, n), dtype), device_normals((n,), dtype)
-            xs = [x0] + [x0.copy() for _ in range(bench.rotation_count(2 * x0.nbytes, l2, 4) - 1)]
+            xs = rotated(x0, l2)
             cells = []
             for label, cfg in (("auto", None),
                                ("32/row", RowConfig("block", n // 32, blocks=rows, buffers=1)),
