@@ -197,7 +197,7 @@ def compile_variants(v: Variant, arch_names, out_dir: str | None, assembler: str
 def compile_variant(v: Variant, arch_name: str, out_dir: str | None, assembler: str | None,
                     front_ends: dict | None = None) -> Row:
     """Build one variant for one arch (runs in a worker process)."""
-    from . import toolchain
+    from . import launch, toolchain
 
     arch = Arch.parse(arch_name)
     row = Row(v.name, str(arch))
@@ -209,7 +209,7 @@ def compile_variant(v: Variant, arch_name: str, out_dir: str | None, assembler: 
     try:
         pyfunc, sig, bounds, dyn = v.build(arch)
         row.dynamic_smem = dyn
-        ptx = _ptx(pyfunc, sig, arch, bounds, front_ends)
+        ptx = launch.entry_ptx(_ptx(pyfunc, sig, arch, bounds, front_ends), pyfunc, sig)
         if f".target {arch}" not in ptx:
             raise RuntimeError(f"the PTX does not say .target {arch}")
         if stem:

@@ -145,6 +145,96 @@ def cluster_ptx(ptx: str, cluster) -> str:
             + ptx[m.end():])
 
 
+def flat_params(t) -> int:
+    """How many kernel parameters numba's ABI gives an argument of numba type ``t``: an array
+    is meminfo, parent, nitems, itemsize, data, then its shape and strides; a tuple its
+    members'; anything else one."""
+    from numba.core import types
+
+    if isinstance(t, types.Array):
+        return 5 + 2 * t.ndim
+    if isinstance(t, types.BaseTuple):
+        return sum(flat_params(m) for m in t)
+    return 1
+
+
+def by_value_ptx(ptx: str, sig, by_value) -> str:
+    """``ptx`` with the data of the array arguments named in ``by_value`` (``{argument
+    position: bytes}``) passed in the launch's parameters instead of through a pointer:
+    the data parameter becomes ``.param .align 64 .b8 NAME[bytes]``, and where the kernel
+    loaded the pointer it takes the parameter's generic address (``cvta.param``). This is
+    CUDA's ``__grid_constant__``: what TMA's tensor maps are meant to travel in (no device
+    copy, nothing to keep alive after the launch, captured by a CUDA graph with the launch).
+    The kernel's code is unchanged: it indexes the array as before, at an address in the
+    parameter space (read-only)."""
+    m = re.search(r"\.entry\s+([\w$.]+)\s*\(", ptx)
+    if not m:
+        raise NbkernelsError("by-value arguments: compiled PTX has no kernel entry")
+    entry = m.group(1)
+    for pos, nbytes in sorted(by_value.items()):
+        if not 0 <= pos < len(sig):
+            raise NbkernelsError(f"by-value argument {pos}: expected a position below "
+                                 f"{len(sig)} (the signature's length), got {pos}")
+        from numba.core import types
+
+        if not isinstance(sig[pos], types.Array):
+            raise NbkernelsError(f"by-value argument {pos}: expected an array type, got "
+                                 f"{sig[pos]}")
+        name = f"{entry}_param_{sum(flat_params(t) for t in sig[:pos]) + 4}"  # its data
+        decl = re.compile(rf"\.param\s+\.u64\s+(?:\.ptr\s+\S+\s+)?{re.escape(name)}(?=[,\s)])")
+        ptx, n = decl.subn(f".param .align 64 .b8 {name}[{int(nbytes)}]", ptx, count=1)
+        if n != 1:
+            raise NbkernelsError(f"by-value argument {pos}: expected the parameter {name} "
+                                 "declared as .u64 in the PTX, found no such declaration")
+        load = re.compile(rf"[ \t]*ld\.param\.u64\s+(%rd\d+),\s*\[{re.escape(name)}\];[ \t]*\n")
+        regs = load.findall(ptx)
+        ptx = load.sub("", ptx)
+        rest = len(re.findall(rf"{re.escape(name)}\b", ptx)) - 1  # less the declaration
+        if not regs or rest:
+            raise NbkernelsError(f"by-value argument {pos}: expected {name} to be read only "
+                                 f"by ld.param.u64, found {len(regs)} such loads and {rest} "
+                                 "other use(s) in the PTX")
+        # The address is taken again right before each instruction that reads it: one
+        # cvta at the entry kept it live through the whole kernel, and ptxas spilled the
+        # split tail's consumers for it (an ld.param it rematerializes for free).
+        lines = []
+        for line in ptx.split("\n"):
+            for r in regs:
+                if not re.search(rf"{re.escape(r)}(?!\d)", line):
+                    continue
+                if re.match(rf"\s*(@!?%p\d+\s+)?[a-z][\w.:]*\s+{re.escape(r)}\s*,", line):
+                    raise NbkernelsError(f"by-value argument {pos}: expected {r} (its "
+                                         f"address) to be written once, found: {line.strip()}")
+                lines.append(f"\tcvta.param.u64 {r}, {name};")
+            lines.append(line)
+        ptx = "\n".join(lines)
+    return ptx
+
+
+def entry_ptx(ptx: str, pyfunc, sig) -> str:
+    """The PTX of a kernel as nbkernels assembles it: with the by-value arguments its Python
+    function declares (``nbk_by_value``, :func:`by_value_ptx`) rewritten. Every path that
+    turns one of nbkernels' kernels into PTX (the launcher's :func:`build`, ``nbkernels
+    compile``, the tests' ``toolchain.compile_ptx_for``) goes through here."""
+    by_value = getattr(pyfunc, "nbk_by_value", None)
+    return by_value_ptx(ptx, sig, by_value) if by_value else ptx
+
+
+def by_value_params(a, nbytes: int):
+    """An array argument that :func:`by_value_ptx` passes by value, as numba's fields with the
+    data field holding the array's ``nbytes`` bytes themselves (``a``: a C-contiguous NumPy
+    array on the host)."""
+    import numpy as np
+
+    if not isinstance(a, np.ndarray) or not a.flags.c_contiguous or a.nbytes != nbytes:
+        raise NbkernelsError(f"by-value argument: expected a C-contiguous NumPy array of "
+                             f"{nbytes} bytes, got {type(a).__name__} "
+                             f"of {getattr(a, 'nbytes', '?')} bytes")
+    vals, typs = array_params(0, a.shape, a.strides, a.itemsize)
+    vals[4], typs[4] = a.tobytes(), ctypes.c_ubyte * nbytes
+    return vals, typs
+
+
 def build(pyfunc, sig, arch: Arch, key: str, launch_bounds=None,
           cluster=None) -> tuple[bytes, str]:
     """(cubin, entry name) for ``pyfunc`` compiled for ``sig`` on ``arch``, from disk if cached;
@@ -165,6 +255,7 @@ def build(pyfunc, sig, arch: Arch, key: str, launch_bounds=None,
     from numba.cuda.cudadrv.driver import _Linker
 
     ptx, _ = cuda.compile_ptx(pyfunc, sig, cc=arch.cc, launch_bounds=launch_bounds)
+    ptx = entry_ptx(ptx, pyfunc, sig)
     if cluster is not None:
         ptx = cluster_ptx(ptx, cluster)
     m = re.search(r"\.entry\s+([\w$.]+)\s*\(", ptx)
@@ -280,12 +371,14 @@ class PackedArgs:
     """Kernel arguments held in ctypes storage, with the ``void*[]`` cuLaunchKernel takes.
 
     Built once per launch shape; a repeat call only overwrites the fields that changed
-    (data pointers, alpha, beta) by assigning ``slots[i].value`` and launches with
-    :func:`launch_packed`.
+    (data pointers, alpha, beta) by assigning ``slots[i].value`` (a by-value field, a ctypes
+    array, by copying its bytes in) and launches with :func:`launch_packed`.
     """
 
     def __init__(self, values, ctypes_):
-        self.slots = [ct(v) for v, ct in zip(values, ctypes_)]
+        # a by-value field (a ctypes array: by_value_params) is filled from its bytes
+        self.slots = [ct.from_buffer_copy(v) if issubclass(ct, ctypes.Array) else ct(v)
+                      for v, ct in zip(values, ctypes_)]
         self.ptrs = (ctypes.c_void_p * len(self.slots))(
             *[ctypes.addressof(s) for s in self.slots])
         self.address = ctypes.addressof(self.ptrs)

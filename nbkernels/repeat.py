@@ -21,6 +21,7 @@ piece here is measured against the alternatives on the device machine (perf-note
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import functools
 import os
 
@@ -114,12 +115,19 @@ def launch_source(ns: dict, launches, first=()) -> list:
     ``lock`` and ``current`` in ``ns``): the stream's handle (the current one, or the given
     ``stream``'s), then under ``lock`` the lines ``first``, and per launch ``(go, writes)`` its
     argument writes ``[(ctypes slot, value expression)]`` and the launch ``go(handle)``.
-    Binds the slots and launches into ``ns``."""
+    A slot that is a ctypes array (an argument passed by value: ``launch.by_value_params``)
+    takes its bytes from the host address the expression gives. Binds the slots and launches
+    into ``ns``."""
     ns["stream_handle"] = stream_handle
+    ns["memmove"] = ctypes.memmove
     lines = ["    h = current(like) if stream is None else stream_handle(like, stream)",
              "    with lock:"] + [f"        {line}" for line in first]
     for n, (go, writes) in enumerate(launches):
         for j, (slot, value) in enumerate(writes):
+            if isinstance(slot, ctypes.Array):
+                ns[f"s{n}_{j}"] = ctypes.addressof(slot)  # the slot lives in go's packed block
+                lines.append(f"        memmove(s{n}_{j}, {value}, {ctypes.sizeof(slot)})")
+                continue
             ns[f"s{n}_{j}"] = slot
             lines.append(f"        s{n}_{j}.value = {value}")
         ns[f"go{n}"] = go

@@ -103,7 +103,10 @@ def launch_jit(kernel, sig, grid, block, smem, stream, args, key_parts, arch):
 
     A kernel with ``nbk_cluster`` (a cluster shape) is built for that shape and launched in
     clusters of it (``fn`` then carries the shape: :func:`launch.launch_packed`); the grid must
-    be a multiple of it, and numba's simulator cannot run it.
+    be a multiple of it, and numba's simulator cannot run it. A kernel with ``nbk_by_value``
+    (``{argument position: bytes}``) takes those arguments as host NumPy arrays whose bytes
+    are passed in the launch's parameters (:func:`launch.by_value_ptx`); the simulator gets
+    them as arrays.
     """
     cluster = getattr(kernel, "nbk_cluster", None)
     name = kernel.py_func.__qualname__.split(".")[0]
@@ -128,8 +131,11 @@ def launch_jit(kernel, sig, grid, block, smem, stream, args, key_parts, arch):
         max_active_clusters(kernel, sig, block, smem, key_parts, arch)  # refuses what cannot fit
         fn = tuple(fn[:2]) + (tuple(cluster),)
     values, ctys = [], []
-    for t, a in zip(sig, args):
-        if isinstance(t, types.Array):
+    by_value = getattr(kernel, "nbk_by_value", None) or {}
+    for i, (t, a) in enumerate(zip(sig, args)):
+        if i in by_value:  # its bytes travel in the launch (launch.by_value_ptx)
+            v, c = launch.by_value_params(a, by_value[i])
+        elif isinstance(t, types.Array):
             v, c = a.params() if isinstance(a, DeviceBuf) else view_params(a)
         elif isinstance(t, types.BaseTuple):
             v, c = [], []

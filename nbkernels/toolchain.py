@@ -173,10 +173,13 @@ def local_accesses_in_loops(sass: str) -> int:
 
 
 def compile_ptx_for(func, signature, arch, launch_bounds=None) -> str:
-    """PTX of a kernel for ``arch`` without a GPU (numba-cuda's compile_ptx with cc)."""
+    """PTX of a kernel for ``arch`` without a GPU (numba-cuda's compile_ptx with cc), as
+    nbkernels assembles it (:func:`nbkernels.launch.entry_ptx`)."""
     from numba import cuda
 
     arch = Arch.parse(arch)
     pyfunc = getattr(func, "py_func", func)
+    from .launch import entry_ptx
+
     ptx, _ = cuda.compile_ptx(pyfunc, signature, cc=arch.cc, launch_bounds=launch_bounds)
-    return ptx
+    return entry_ptx(ptx, pyfunc, signature)
