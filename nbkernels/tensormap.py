@@ -9,13 +9,19 @@ first, strides in bytes); the kernel's coordinates are in PTX order, innermost f
 How the map reaches the kernel: CUDA C passes it by value as a ``const __grid_constant__``
 kernel parameter. numba-cuda can neither mark a parameter grid-constant nor pass a 128-byte,
 64-byte-aligned aggregate by value (a record argument becomes a pointer to a device copy, a
-tuple becomes separate scalar parameters), so the maps live in global memory instead, which
-the PTX ISA also allows for the tensor-map operand (a generic address of a map in
-``.param``, ``.const`` or ``.global`` space): :func:`to_device` copies them into one
-``uint8[k, 128]`` device array (each row 64-byte aligned), and the kernel names a map by
-element, ``(tmaps, (i, 0))``. A map written by the host that way must be acquired once per
-block before its first use, ``fence_proxy_tensormap_acquire(tmaps, (i, 0))`` (CUDA
-Programming Guide, "Using TMA to transfer multi-dimensional arrays").
+tuple becomes separate scalar parameters). A kernel launched by numba's dispatcher therefore
+takes its maps in global memory, which the PTX ISA also allows for the tensor-map operand (a
+generic address of a map in ``.param``, ``.const`` or ``.global`` space): :func:`to_device`
+copies them into one ``uint8[k, 128]`` device array (each row 64-byte aligned), and the kernel
+names a map by element, ``(tmaps, (i, 0))``. A map written by the host that way must be
+acquired once per block before its first use, ``fence_proxy_tensormap_acquire(tmaps, (i,
+0))`` (CUDA Programming Guide, "Using TMA to transfer multi-dimensional arrays").
+
+nbkernels' own kernels, launched from cubins (:mod:`nbkernels.launch`), get the
+``__grid_constant__`` form back: the same ``uint8[k, 128]`` argument declared by value
+(``nbk_by_value``), its PTX rewritten so that the bytes travel in the launch's parameters
+(:func:`nbkernels.launch.by_value_ptx`). The Hopper GEMM takes its maps that way: a call on
+new arrays encodes maps on the host and copies nothing to the device.
 
 In numba's simulator (``NUMBA_ENABLE_CUDASIM=1``) there is no driver: :func:`tensor_map`
 records the parameters and the simulated array under a private 128-byte key, which the
@@ -261,141 +267,3 @@ def to_device(maps, stream=0):
         _fail(f"to_device takes a non-empty list of TensorMap, got {maps!r}")
     host = np.stack([m.bytes for m in maps])
     return cuda.to_device(host, stream=stream)
-
-
-class _Driver:
-    """The driver calls :class:`MapStore` makes (cuda-bindings), in the context of one device.
-    Tests replace it with a recording fake."""
-
-    def __init__(self, device: int):
-        self.device = device
-        self._stream = None  # a non-blocking stream of the store's own, for its copies
-
-    def _ctx(self):
-        from numba import cuda
-
-        return cuda.gpus[self.device]
-
-    @staticmethod
-    def _ok(res, what):
-        from cuda.bindings import driver as drv
-
-        err = res[0] if isinstance(res, tuple) else res
-        if err != drv.CUresult.CUDA_SUCCESS:
-            _, msg = drv.cuGetErrorString(err)
-            _fail(f"{what} failed: {err.name}: {msg.decode() if msg else ''}")
-        return res[1] if isinstance(res, tuple) and len(res) > 1 else None
-
-    def alloc(self, nbytes: int):
-        """(device address, pinned host staging array of ``nbytes``)."""
-        from cuda.bindings import driver as drv
-        from numba import cuda
-
-        with self._ctx():
-            dev = int(self._ok(drv.cuMemAlloc(nbytes), "cuMemAlloc"))
-            return dev, cuda.pinned_array(nbytes, np.uint8)
-
-    def copy(self, dst: int, host: np.ndarray):
-        """Write ``host`` (pinned) to ``dst``; complete when this returns. The copy runs on a
-        non-blocking stream of the store's own and is waited for there: a synchronous
-        ``cuMemcpyHtoD`` runs on the legacy default stream, behind whatever the caller has
-        queued there, so each new map would wait for the device to drain (perf-notes s15)."""
-        from cuda.bindings import driver as drv
-
-        with self._ctx():
-            if self._stream is None:
-                self._stream = self._ok(drv.cuStreamCreate(
-                    drv.CUstream_flags.CU_STREAM_NON_BLOCKING), "cuStreamCreate")
-            self._ok(drv.cuMemcpyHtoDAsync(dst, host.ctypes.data, host.nbytes, self._stream),
-                     "cuMemcpyHtoDAsync")
-            self._ok(drv.cuStreamSynchronize(self._stream), "cuStreamSynchronize")
-
-    def free(self, dev: int):
-        """Wait for everything queued on the device, on every stream, then free ``dev``."""
-        from cuda.bindings import driver as drv
-
-        with self._ctx():
-            self._ok(drv.cuCtxSynchronize(), "cuCtxSynchronize")
-            self._ok(drv.cuMemFree(dev), "cuMemFree")
-
-
-class MapStore:
-    """Device copies of tensor maps, owned by nbkernels and freed only when no launch can still
-    read them.
-
-    A kernel that takes its maps in global memory reads them for as long as it runs, on
-    whatever stream it was queued. Memory from numba's memory manager is unsafe for that once
-    an external memory manager (RMM's pool, or any plugin named by
-    ``NUMBA_CUDA_MEMORY_MANAGER``) hands freed blocks straight to the next allocation. So the store allocates slabs of ``slots`` entries of
-    ``entry_bytes`` itself (``cuMemAlloc``), fills each entry once from page-locked memory
-    (the copy has landed when it returns, whichever stream the kernel then runs on), and never
-    rewrites an entry. Past ``slabs`` slabs the oldest one is freed after ``cuCtxSynchronize``:
-    one wait for the device per ``slots`` new entries, only once more than ``slabs * slots``
-    distinct entries were asked for.
-
-    Launches that use an address from :meth:`address` hold :attr:`lock` from the lookup to the
-    launch, so another thread's eviction cannot free the entry in between.
-    """
-
-    def __init__(self, device: int, entry_bytes: int, *, slots: int = 64, slabs: int = 4,
-                 driver=None):
-        self.entry_bytes, self.slots, self.max_slabs = entry_bytes, slots, slabs
-        self.driver = driver if driver is not None else _Driver(device)
-        self.lock = threading.RLock()
-        self.where: dict = {}  # key -> device address
-        self.slabs: list = []  # [device address, pinned staging, keys], oldest first
-        self.evictions = 0
-        self._interned: dict = {}
-
-    def intern(self, value) -> int:
-        """A small int standing for ``value`` (hashable) in keys, the same for equal values."""
-        with self.lock:
-            return self._interned.setdefault(value, len(self._interned))
-
-    def address(self, key, make) -> int:
-        """The device address of the entry ``key``; a miss writes ``make()`` (``entry_bytes``
-        of uint8) into a fresh entry."""
-        ptr = self.where.get(key)
-        if ptr is not None:
-            return ptr
-        with self.lock:
-            ptr = self.where.get(key)
-            if ptr is not None:
-                return ptr
-            data = np.ascontiguousarray(make(), np.uint8).reshape(-1)
-            if data.nbytes != self.entry_bytes:
-                _fail(f"a map store entry must be {self.entry_bytes} bytes, got {data.nbytes}")
-            if not self.slabs or len(self.slabs[-1][2]) == self.slots:
-                self._new_slab()
-            dev, host, keys = self.slabs[-1]
-            off = len(keys) * self.entry_bytes
-            staging = host[off:off + self.entry_bytes]
-            staging[:] = data
-            self.driver.copy(dev + off, staging)
-            keys.append(key)
-            self.where[key] = dev + off
-            return dev + off
-
-    def _new_slab(self):
-        if len(self.slabs) == self.max_slabs:
-            dev, _, keys = self.slabs.pop(0)
-            for k in keys:
-                del self.where[k]
-            self.driver.free(dev)
-            self.evictions += 1
-        dev, host = self.driver.alloc(self.slots * self.entry_bytes)
-        self.slabs.append([dev, host, []])
-
-
-_STORES: dict = {}
-_STORES_LOCK = threading.Lock()
-
-
-def store(device: int, entry_bytes: int) -> MapStore:
-    """The process's :class:`MapStore` for ``device`` and entries of ``entry_bytes``."""
-    key = (device, entry_bytes)
-    s = _STORES.get(key)
-    if s is None:
-        with _STORES_LOCK:
-            s = _STORES.setdefault(key, MapStore(device, entry_bytes))
-    return s

@@ -30,6 +30,13 @@ def test_small_tile_assembles_to_hgmma_and_tma_without_local_memory(kind, a_km, 
     assert all(("tnspA" in h) == (not a_km) and ("tnspB" in h) == (not b_km)
                for h in re.findall(r"HGMMA[^;]*", sass))
     assert len(re.findall(r"UTMALDG\.3D", sass)) == 2  # 64x64 stage: one box per operand
+    # the maps travel by value (wgmma_kernel.BY_VALUE): a 256-byte, 64-aligned parameter whose
+    # generic address every TMA instruction reads, no pointer loaded from the parameters
+    decl = re.findall(r"\.param \.align 64 \.b8 (\w+_param_4)\[256\]", ptx)
+    assert len(decl) == 1, "the maps' parameter is not declared by value"
+    assert not re.search(rf"ld\.param[^;]*{decl[0]}\]", ptx)
+    assert re.findall(rf"cvta\.param\.u64 %rd\d+, {decl[0]};", ptx)
+    assert "UTMACCTL.PF" in sass and "UTMACCTL.IV" not in sass  # prefetched, no acquire fence
     assert "USETMAXREG" in sass  # the producer gives registers to the consumers
     assert asm.spill_stores == asm.spill_loads == asm.stack_bytes == 0
     # assembled as a whole program: ptxas keeps the wgmma pipelined and honours setmaxnreg

@@ -2,6 +2,7 @@
 everything a launch depends on, environment switches set between calls are seen, and a replay
 writes each call's own pointers, scalars and fresh outputs into the recorded argument block.
 CuPy-like stand-ins are registered as CuPy arrays (no GPU or CuPy needed)."""
+import ctypes
 import os
 import threading
 from unittest import mock
@@ -233,14 +234,23 @@ def test_framework_ops_allocate_on_the_recorded_device_and_read_its_stream(monke
         repeat.framework_ops(repeat.OTHER, 0)
 
 
+#: two different 256-byte pairs of "tensor maps" for the sm90a launchers' fakes
+MAPS = (ctypes.c_ubyte * 256)(*range(256))
+OTHER = (ctypes.c_ubyte * 256)(*[(7 * i + 3) % 256 for i in range(256)])
+
+
 def _gemm_step(tag, launched, n_scalars=13, ctype=launch.F64):
     from nbkernels.matmul import fast
 
     n = 60
-    packed = launch.PackedArgs([0] * n, [ctype] * n)  # any field takes any value (F64)
+    values, ctys = [0] * n, [ctype] * n  # any field takes any value (F64)
+    if tag.startswith("wgmma"):  # the tensor maps travel by value (wgmma_kernel.BY_VALUE)
+        values[4], ctys[4] = bytes(256), ctypes.c_ubyte * 256
+    packed = launch.PackedArgs(values, ctys)
 
     def fake_bind(fn, grid, block, smem, p):
-        return lambda stream: launched.append((fn[1], stream, [s.value for s in p.slots]))
+        return lambda stream: launched.append((fn[1], stream, [
+            bytes(s) if isinstance(s, ctypes.Array) else s.value for s in p.slots]))
 
     with mock.patch.object(launch, "bind", fake_bind):
         return fast._Step((None, tag), (4, 4, 1), (128, 1, 1), 512, packed,
@@ -312,11 +322,9 @@ def test_gemm_launcher_allocates_from_a_given_streams_pool(monkeypatch, split):
     from nbkernels.matmul import fast
 
     class Maps:
-        lock = threading.Lock()
-
-        def device_ptr(self, pa, pb):
+        def host_ptr(self, pa, pb):
             events.append(("maps",))
-            return 0xA000
+            return ctypes.addressof(MAPS)
 
     events, launched = [], []
     ptrs = iter(range(0x10000, 0x20000, 0x100))
@@ -337,6 +345,7 @@ def test_gemm_launcher_allocates_from_a_given_streams_pool(monkeypatch, split):
                                       else [])
     lz((0x1000, 0x2000, 0, 0), a, None, None, 1, 0, None)
     assert events == allocs + [("maps",)] and launched[-1][1] == 55
+    assert launched[-1][2][4] == bytes(MAPS)  # the maps' bytes copied into the block
     events.clear()
     lz((0x1000, 0x2000, 0, 0), a, None, None, 1, 0, 9)
     assert events == [("enter", a, 9)] + allocs + [("exit", a, 9), ("maps",)]
@@ -568,10 +577,8 @@ def test_split_tail_replays_get_their_own_workspace_flags_and_nonce():
     from nbkernels.matmul import fast
 
     class Maps:
-        lock = threading.Lock()
-
-        def device_ptr(self, pa, pb):
-            return 0xA000
+        def host_ptr(self, pa, pb):  # other maps for other a (the first field, pa)
+            return ctypes.addressof(MAPS if pa == 0x1000 else OTHER)
 
     launched = []
     ptrs = iter(range(0x10000, 0x20000, 0x100))
@@ -589,15 +596,16 @@ def test_split_tail_replays_get_their_own_workspace_flags_and_nonce():
                        streamk=(((3 * 64 * 64,), np.dtype(np.float32)),
                                 ((12,), np.dtype(np.int64))))
     a = FakeCupy((64, 32), np.float16, ptr=0x1000)
-    for _ in range(2):
-        lz((0x1000, 0x2000, 0, 0), a, None, None, 1.0, 0.0, None)
+    for pa in (0x1000, 0x3000):
+        lz((pa, 0x2000, 0, 0), a, None, None, 1.0, 0.0, None)
     assert allocated == [((64, 64), np.dtype(np.float16)), ((3 * 64 * 64,), np.dtype(np.float32)),
                          ((12,), np.dtype(np.int64))] * 2
     fields = dict((name, i) for i, name in fast._fields("wgmma-sk", 13))
     (_, _, first), (_, _, second) = launched
     assert (first[fields["w"]], first[fields["flags"]]) == (0x10100, 0x10200)
     assert (second[fields["w"]], second[fields["flags"]]) == (0x10400, 0x10500)
-    assert first[fields["tm"]] == 0xA000 and first[fields["d"]] == 0x10000
+    assert first[fields["tm"]] == bytes(MAPS) and first[fields["d"]] == 0x10000
+    assert second[fields["tm"]] == bytes(OTHER)
     assert first[fields["nonce"]] != second[fields["nonce"]]
     assert 0 not in (first[fields["nonce"]], second[fields["nonce"]])
 
@@ -690,3 +698,115 @@ def test_row_ops_take_a_recorded_replay_first_and_hand_it_the_stream(monkeypatch
     assert fn(*args) == "result" and fn(*args, stream=7) == "result"
     scalars = {"eps": 1e-6} if op == "rms_norm" else {"eps": 1e-5} if op == "layer_norm" else {}
     assert fired == [(ptrs, scalars, None), (ptrs, scalars, 7)]
+
+
+# --- arguments passed by value (launch.by_value_ptx, the sm90a kernel's tensor maps) ----------
+_PTX = """
+.visible .entry K(
+	.param .u64 K_param_0,
+	.param .u64 K_param_1,
+	.param .u64 K_param_2,
+	.param .u64 K_param_3,
+	.param .u64 K_param_4,
+	.param .u64 K_param_5,
+	.param .u64 K_param_6,
+	.param .u64 K_param_7,
+	.param .u64 K_param_8,
+	.param .u64 K_param_9,
+	.param .u64 K_param_10
+)
+{
+	ld.param.u64 	%rd1, [K_param_10];
+	ld.param.u64 	%rd12, [K_param_4];
+	ld.param.u64 	%rd2, [K_param_6];
+	prefetch.tensormap [%rd12];
+	add.s64 	%rd120, %rd12, %rd2;
+$L__BB0_1:
+	@%p1 cp.async.bulk.tensor.3d [%r1], [%rd12, {%r2, %r3, %r4}], [%r5];
+	ret;
+}
+"""
+
+
+def test_by_value_ptx_declares_the_bytes_and_takes_their_address_at_each_use():
+    """The data parameter of argument 0 (a uint8[2, 128] array: its 5th field) becomes a
+    256-byte parameter aligned for tensor maps; its load is gone, and each instruction that
+    read the pointer reads the parameter's generic address, taken right before it."""
+    from numba import types
+
+    sig = (types.Array(types.uint8, 2, "C"), types.int64, types.int64)
+    out = launch.by_value_ptx(_PTX, sig, {0: 256})
+    assert ".param .align 64 .b8 K_param_4[256]" in out and ".param .u64 K_param_4" not in out
+    assert "ld.param.u64 \t%rd12" not in out and "[K_param_4]" not in out
+    lines = [ln.strip() for ln in out.splitlines()]
+    for use in ("prefetch.tensormap [%rd12];", "add.s64 \t%rd120, %rd12, %rd2;",
+                "@%p1 cp.async.bulk.tensor.3d [%r1], [%rd12, {%r2, %r3, %r4}], [%r5];"):
+        i = lines.index(use)
+        assert lines[i - 1] == "cvta.param.u64 %rd12, K_param_4;", (use, lines[i - 1])
+    assert sum("cvta.param" in ln for ln in lines) == 3  # not before %rd120's or %rd1's uses
+    assert "ld.param.u64 \t%rd1, [K_param_10];" in out  # other parameters untouched
+    # the data field of a later argument: after 9 fields of argument 0 and one int64
+    later = (types.int64, types.Array(types.uint8, 1, "C"))
+    assert ".b8 K_param_5[128]" in launch.by_value_ptx(
+        _PTX.replace("[K_param_4]", "[K_param_5]"), later, {1: 128})
+
+
+@pytest.mark.parametrize("ptx,sig,by_value,msg", [
+    (_PTX, "int64", {0: 256}, "expected an array type"),
+    (_PTX, "none", {0: 256}, "expected a position below 0"),
+    (_PTX.replace("ld.param.u64 \t%rd12, [K_param_4];", ""), "array", {0: 256},
+     "found 0 such loads"),
+    (_PTX.replace("add.s64 \t%rd120, %rd12", "add.s64 \t%rd12, %rd12"), "array", {0: 256},
+     "to be written once"),
+    (_PTX.replace(".param .u64 K_param_4,", ".param .u32 K_param_4,"), "array", {0: 256},
+     "declared as .u64"),
+])
+def test_by_value_ptx_refuses_what_it_cannot_rewrite(ptx, sig, by_value, msg):
+    from numba import types
+
+    sig = {"array": (types.Array(types.uint8, 2, "C"),), "int64": (types.int64,),
+           "none": ()}[sig]
+    with pytest.raises(NbkernelsError, match=msg):
+        launch.by_value_ptx(ptx, sig, by_value)
+
+
+def test_by_value_params_pack_the_bytes_in_place_of_the_pointer():
+    maps = np.arange(256, dtype=np.uint8).reshape(2, 128)
+    vals, typs = launch.by_value_params(maps, 256)
+    packed = launch.PackedArgs(vals, typs)
+    assert bytes(packed.slots[4]) == maps.tobytes() and ctypes.sizeof(packed.slots[4]) == 256
+    assert [s.value for s in packed.slots[5:]] == [2, 128, 128, 1]  # shape, byte strides
+    maps[:] = 0  # the block holds a copy
+    assert bytes(packed.slots[4]) == bytes(range(256))
+    for bad in (maps[:, :64], np.zeros(256, np.uint8)[::2], maps.tolist()):
+        with pytest.raises(NbkernelsError, match="expected a C-contiguous NumPy array of 256"):
+            launch.by_value_params(bad, 256)
+
+
+def test_map_cache_gives_each_pair_its_own_bytes_and_encodes_only_what_moved(monkeypatch):
+    """The sm90a launcher's maps (wgmma_kernel.MapCache), on fake encoders: the 256 bytes at
+    the address it gives are a's map then b's; a new a with the same b encodes a's map only;
+    past its bound the cache starts over and still gives the right bytes."""
+    from nbkernels.matmul import wgmma_kernel as wk
+
+    encoded = []
+
+    def fake_encoder(geometry):
+        def encode(ptr):
+            encoded.append((geometry, ptr))
+            return np.frombuffer((f"{geometry}:{ptr}:".encode() * 40)[:128], np.uint8)
+        return encode
+
+    monkeypatch.setattr(wk, "_encoder", fake_encoder)
+    cache = wk.MapCache(("A", "B"))
+
+    def want(pa, pb):
+        return (f"A:{pa}:".encode() * 40)[:128] + (f"B:{pb}:".encode() * 40)[:128]
+
+    assert ctypes.string_at(cache.host_ptr(16, 32), 256) == want(16, 32)
+    assert cache.host_ptr(16, 32) == cache.host_ptr(16, 32) and len(encoded) == 2
+    assert ctypes.string_at(cache.host_ptr(48, 32), 256) == want(48, 32)
+    assert encoded[2:] == [("A", 48)]  # b's map reused
+    for pa in range(64, 64 + 16 * (wk.MapCache.REMEMBERED + 10), 16):
+        assert ctypes.string_at(cache.host_ptr(pa, 32), 256) == want(pa, 32)
+    assert ctypes.string_at(cache.host_ptr(16, 32), 256) == want(16, 32)

@@ -4,13 +4,13 @@
 
 Prints, in microseconds (medians):
   * ``encode``: one ``tensormap.encode_tiled`` (cuTensorMapEncodeTiled through cuda-bindings);
-  * ``store miss``: a new entry written to the map store (``MapStore.address``), with the
-    device idle, and with 20 ms of work queued on the legacy default stream before it (does
-    the copy wait for that work?);
   * ``encoder``: the map cache's per-geometry encoder (session 19);
+  * ``map cache``: the bytes of a pair of maps for a repeat call, on a hit and for a new
+    ``a`` (one map encoded);
   * gemm calls of 2048^3 f16 on CuPy arrays, host time per call with the GPU kept busy by
-    queued work: the same operands each call, and a new ``a`` each call (its map encoded and
-    stored, as for a fresh activation with the same weight).
+    queued work: the same operands each call, and a new ``a`` each call (its map encoded, as
+    for a fresh activation with the same weight; since session 33 the maps travel in the
+    launch's parameters, before that each new one was copied to a device store).
 """
 import statistics
 import time
@@ -43,41 +43,16 @@ def main():
     ptr = buf.data.ptr
     args = (np.dtype(np.float16), (1, 4096, 4096), (4096 * 4096 * 2, 8192, 2), (1, 16, 64))
     print(f"encode: {med(lambda: tensormap.encode_tiled(ptr, *args, swizzle=128)):.1f} us")
-    store = tensormap.store(0, 128)
-    blob = tensormap.encode_tiled(ptr, *args, swizzle=128).bytes
-    keys = iter(range(10**9))
-    print(f"store miss, idle: {med(lambda: store.address(('cost', next(keys)), lambda: blob)):.1f} us")
-
-    def queued_miss():
-        sleep_ms(20)
-        t = time.perf_counter()
-        store.address(("cost", next(keys)), lambda: blob)
-        dt = time.perf_counter() - t
-        cupy.cuda.Device().synchronize()
-        return dt
-
-    ts = [queued_miss() for _ in range(10)]
-    print(f"store miss, 20 ms queued before it: {statistics.median(ts) * 1e6:.1f} us")
-
-    from cuda.bindings import driver as drv  # the store's copy before session 19
-
-    dev, host = store.slabs[-1][0], store.slabs[-1][1][:128]
-
-    def legacy_copy():
-        sleep_ms(20)
-        t = time.perf_counter()
-        drv.cuMemcpyHtoD(dev, host.ctypes.data, 128)
-        dt = time.perf_counter() - t
-        cupy.cuda.Device().synchronize()
-        return dt
-
-    ts = [legacy_copy() for _ in range(10)]
-    print(f"cuMemcpyHtoD (the store's copy before), 20 ms queued before it: "
-          f"{statistics.median(ts) * 1e6:.1f} us")
-
     if hasattr(tensormap, "encoder"):  # (a tree before session 19 has none)
         enc = tensormap.encoder(*args, swizzle=128)
         print(f"encoder (the map cache's, per geometry): {med(lambda: enc(ptr)):.1f} us")
+
+    from nbkernels.matmul import wgmma_kernel as wk  # what a repeat call on a new a runs
+
+    cache = wk.MapCache((args, args))
+    fresh_ptrs = iter(range(ptr + 4096, ptr + 4096 * 10**6, 4096))
+    print(f"map cache: hit {med(lambda: cache.host_ptr(ptr, ptr)):.1f} us, miss on a new a "
+          f"{med(lambda: cache.host_ptr(next(fresh_ptrs), ptr)):.1f} us")
 
     rng = cupy.random.default_rng()
     b = rng.standard_normal((2048, 2048), dtype=cupy.float32).astype(cupy.float16)
@@ -93,7 +68,7 @@ def main():
     busy = not cupy.cuda.Stream.null.done
     cupy.cuda.Device().synchronize()
     print(f"gemm 2048^3 f16 host per call, GPU busy={busy}: same a {same:.1f} us, "
-          f"a new a each call (its map encoded and stored) {new:.1f} us")
+          f"a new a each call (its map encoded) {new:.1f} us")
 
 
 if __name__ == "__main__":

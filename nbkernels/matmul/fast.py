@@ -69,7 +69,8 @@ class Launcher:
     ``steps``: the recorded launches (:class:`_Step`); ``cast``: alpha's and beta's Python type
     in the kernel; ``out_shape``: the output allocated per call (None where the caller gives
     ``out``); ``has_c``; ``workspace``: (shape, dtype) of a split-K workspace; ``maps``: the
-    sm90a tensor maps' :class:`~nbkernels.matmul.wgmma_kernel.MapCache`; ``streamk``: the split
+    sm90a tensor maps' :class:`~nbkernels.matmul.wgmma_kernel.MapCache` (their bytes are
+    copied into the argument block: the kernel takes them by value); ``streamk``: the split
     tail's (workspace, flags) (shape, dtype) pairs; ``spans``: the byte spans of a, b, c and
     out from their first elements, where ``out`` was given (the key fixes their shapes and
     strides); ``c_like_out``: c has out's layout, so c may be out itself, element for element;
@@ -77,15 +78,14 @@ class Launcher:
 
     The argument blocks are shared by every thread that repeats the call, so writing them and
     launching (the driver copies them at the launch) hold one lock: another thread's pointers
-    cannot slip in between. With tensor maps it is the map store's lock, which also keeps the
-    maps' entry alive until the launch is queued."""
+    cannot slip in between. It also guards the map cache, which is not thread-safe."""
 
     def __init__(self, steps, *, cast, out_shape, out_dtype, has_c, ops, workspace=None,
                  maps=None, streamk=None, spans=None, c_like_out=False):
         self.steps, self.cast, self.out_shape, self.out_dtype = steps, cast, out_shape, out_dtype
         self.has_c, self.workspace, self.maps, self.streamk = has_c, workspace, maps, streamk
         self.spans, self.c_like_out = spans, c_like_out
-        self.lock = maps.lock if maps is not None else threading.Lock()
+        self.lock = threading.Lock()
         ns = {"lock": self.lock, "alloc": ops[0], "current": ops[1], "cast": cast,
               "DECLINED": repeat.DECLINED, "ZERO": cast(0), "OUT": (out_shape, out_dtype),
               "WS": workspace, "SKW": streamk and streamk[0], "SKF": streamk and streamk[1],
@@ -115,11 +115,11 @@ class Launcher:
         lines.append("    al = cast(alpha)")
         value = dict(_VALUE, c="pc" if self.has_c else "pd", beta="cast(beta)" if self.has_c
                      else "ZERO")
-        # with maps: the maps of these a and b (cached by address), under the store's lock
+        # with maps: the maps of these a and b (cached by address), under the lock
         lines += repeat.launch_source(
             ns, [(step.go, [(slot, value[name]) for slot, name in step.fields])
                  for step in self.steps],
-            ["tm = maps.device_ptr(pa, pb)"] if self.maps is not None else ())
+            ["tm = maps.host_ptr(pa, pb)"] if self.maps is not None else ())
         lines.append("    return out")
         return lines
 

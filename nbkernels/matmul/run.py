@@ -1,7 +1,6 @@
 """Executing a GEMM plan: copies where the plan asks, the output, the launch."""
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import functools
 import itertools
@@ -203,11 +202,9 @@ def _sm90a(p, va, vb, C, D, c3, d3, alpha, beta, ext, ext_types, epilogue, epi_k
     cfg = p.tile
     kern = api._wgmma(cfg, p.kind, p.a_kmajor, p.b_kmajor, epilogue, len(ext), pair)
     maps = wk.tensor_maps(va, vb, p.a_kmajor, p.b_kmajor, cfg)  # checks them, in the simulator too
-    TM, cache = np.stack([m.bytes for m in maps]), None
-    if not runner.simulated():
-        cache = wk.MapCache(tuple((m.dtype, m.shape, m.strides, m.box) for m in maps),
-                            va.device)
-        _LAST.maps = cache  # the repeat-call path asks it for the maps of other arrays
+    TM = np.ascontiguousarray(np.stack([m.bytes for m in maps]))  # passed by value (wk.BY_VALUE)
+    if not runner.simulated():  # the repeat-call path asks it for the maps of other arrays
+        _LAST.maps = wk.MapCache(tuple((m.dtype, m.shape, m.strides, m.box) for m in maps))
     tiles_m, tiles_n = -(-p.m // cfg.bm), -(-p.n // cfg.bn)
     ntiles = tiles_m * tiles_n * p.batch
     # the simulator runs blocks one after another: one walks every tile, or with a split tail
@@ -235,14 +232,8 @@ def _sm90a(p, va, vb, C, D, c3, d3, alpha, beta, ext, ext_types, epilogue, epi_k
         args += [runner.flat(arrays.as_view(ws, "workspace"), np.float32),
                  runner.flat(arrays.as_view(flags, "workspace"), np.int64), _nonce()]
     args.append(ext)
-    if cache is not None:
-        runner.ensure_built(kern, sig, wk.SM90A, key_parts, kern.nbk_smem_bytes)  # not locked
-    # the maps' memory is not freed before the launch is queued
-    with cache.lock if cache is not None else contextlib.nullcontext():
-        if cache is not None:
-            args[0] = cache.device_view(va.ptr, vb.ptr, encoded=TM)
-        _launch(kern, sig, (grid, 1, 1), cfg.threads, kern.nbk_smem_bytes, handle, args,
-                key_parts, wk.SM90A, "wgmma-sk" if cfg.streamk else None)
+    _launch(kern, sig, (grid, 1, 1), cfg.threads, kern.nbk_smem_bytes, handle, args,
+            key_parts, wk.SM90A, "wgmma-sk" if cfg.streamk else None)
 
 
 def prebuild_sm90a(cfg, kind, a_kmajor, b_kmajor, pair):
@@ -260,7 +251,7 @@ def prebuild_sm90a(cfg, kind, a_kmajor, b_kmajor, pair):
 
 
 def _wgmma_sig(ext_types, streamk=False):
-    """Tensor maps (uint8[2, 128]), C, D (bytes), 9 int64 sizes/strides, alpha, beta, tiles
+    """Tensor maps (uint8[2, 128], by value: wgmma_kernel.BY_VALUE), C, D (bytes), 9 int64 sizes/strides, alpha, beta, tiles
     m/n, batch, a/b batched; with stream-K the partial sums (float32), the flags (int64) and
     the call's nonce."""
     sk = (types.Array(types.float32, 1, "C"), types.Array(types.int64, 1, "C"),

@@ -29,8 +29,12 @@ Design (per persistent block of ``128 * (1 + bm/64)`` threads):
 * tiles are visited in groups of ``group_m`` tile-rows (L2 reuse); blocks take every
   ``gridDim.x``-th tile (one block per SM: the ring takes most of the shared memory).
 
-numba cannot pass a 128-byte tensor map by value as a ``__grid_constant__`` parameter, so
-the two maps (A, B) arrive in a small global-memory array (see :mod:`nbkernels.tensormap`).
+The two tensor maps (A, B) travel by value in the launch's parameters, as CUDA's
+``__grid_constant__`` tensor maps do: the kernel takes them as a ``uint8[2, 128]`` array, and
+the launcher passes that array's 256 bytes in place of its data pointer (``nbk_by_value``,
+:func:`nbkernels.launch.by_value_ptx`). A call on new arrays encodes new maps on the host and
+nothing else: no device copy, nothing to keep alive after the launch, and a CUDA graph that
+captures the launch captures its maps. In numba's simulator the array is an ordinary one.
 
 Clusters (``cfg.cluster == 2``, launched with a (2, 1, 1) cluster shape): the two blocks of a
 cluster walk the same sequence of tile *pairs* (tile rows 2p and 2p + 1, the same columns), so
@@ -49,6 +53,7 @@ row still loads (TMA zero-fills, the bytes still arrive) but stores nothing.
 """
 from __future__ import annotations
 
+import ctypes
 import functools
 
 import numpy as np
@@ -490,8 +495,8 @@ def kernel(TM, C, D, M, N, K, ldc_r, ldc_c, ldd_r, ldd_c, sc, sd, alpha, beta,
     ring = I.smem_addr(sh, 0) + pad
     bar0 = I.smem_addr(bars, 0)
     if t == 0:
-        I.fence_proxy_tensormap_acquire(TM, (0, 0))
-        I.fence_proxy_tensormap_acquire(TM, (1, 0))
+        I.prefetch_tensormap(TM, (0, 0))  # the maps are kernel parameters (nbk_by_value):
+        I.prefetch_tensormap(TM, (1, 0))  # no host write to acquire, only fetch them early
         for s in range({STAGES}):
             I.mbarrier_init(bar0 + 8 * s, 1)  # full[s]: the producer's arrival + TMA bytes
             I.mbarrier_init(bar0 + {8 * STAGES} + 8 * s, {(1 if PP else NC) * cfg.cluster})  # empty[s]: its consumers
@@ -593,7 +598,9 @@ def kernel(TM, C, D, M, N, K, ldc_r, ldc_c, ldd_r, ldd_c, sc, sd, alpha, beta,
     ns["BOTH"] = np.uint16(0b11)  # ctaMask: both blocks of the cluster
     ns["OSZ"] = osz
     exec(compile(src, f"<wgmma_kernel {cfg.key} {kind} {a_kmajor} {b_kmajor}>", "exec"), ns)  # noqa: S102
+    ns["kernel"].nbk_by_value = BY_VALUE  # read where the PTX is made (launch.entry_ptx)
     kernel = cuda.jit(ns["kernel"])
+    kernel.nbk_by_value = BY_VALUE  # and where the launch is packed (runner.launch_jit)
     kernel.nbk_smem_bytes = cfg.smem_bytes() + (cfg.staging_bytes() if STAGED else 0)
     kernel.nbk_launch_bounds = (cfg.threads, 1)  # a register cap at entry: setmaxnreg needs it
     kernel.nbk_threads = cfg.threads
@@ -603,6 +610,11 @@ def kernel(TM, C, D, M, N, K, ldc_r, ldc_c, ldd_r, ldd_c, sc, sd, alpha, beta,
     if CL:
         kernel.nbk_cluster = cfg.cluster_dims  # the launch must carry it (runner.launch_jit)
     return kernel
+
+
+#: The kernel's argument 0, the tensor maps of A and B (``uint8[2, 128]``), passed by value.
+BY_VALUE = {0: 256}
+_PAIR = ctypes.c_ubyte * 256
 
 
 # --- host side: tensor maps and the launch ---------------------------------------------------
@@ -678,57 +690,43 @@ def _encoder(geometry):
 
 
 class MapCache:
-    """The tensor maps of one call geometry, by operand addresses, in device memory.
+    """The tensor maps of one call geometry, by operand addresses, as the bytes a launch
+    passes (the kernel takes them by value: ``BY_VALUE``).
 
     A map holds the operand's address, so a call on other arrays needs other maps; encoding
-    and copying them costs tens of microseconds, so repeat calls on the same arrays reuse
-    them. The copies live in the device's :class:`nbkernels.tensormap.MapStore`, which frees
-    none while a launch may still read it: a launch holds :attr:`lock` from
-    :meth:`device_ptr` until it is queued."""
+    one costs microseconds, so repeat calls on the same arrays reuse them, and a call on a
+    new activation with the same weight encodes one map, not two. Not thread-safe: a repeat
+    call's launcher uses it under its own lock, and copies the bytes into its argument block
+    before anything else may touch the cache."""
 
-    #: encoded maps kept per operand, by address
+    #: encoded maps kept per operand, and pairs of them, by address
     REMEMBERED = 256
 
-    def __init__(self, geometry, device):
-        from .. import tensormap
-
-        if device is None:
-            from numba import cuda
-
-            device = cuda.get_current_device().id
+    def __init__(self, geometry):
         self.geometry = geometry  # ((dtype, shape, strides, box) of a, same of b)
-        self.store = tensormap.store(device, 2 * tensormap.MAP_BYTES)
-        self.lock = self.store.lock
-        self.gid = self.store.intern(geometry)  # a small int: cheaper to hash per call
-        # per operand: its geometry's encoder and the maps it made, by address (a call on a
-        # new activation with the same weight encodes one map, not two)
+        # per operand: its geometry's encoder and the maps it made, by address
         self._encoders = [_encoder(g) for g in geometry]
         self._made = ({}, {})
+        self._pairs = {}  # (pa, pb) -> (256-byte ctypes buffer, its address)
 
-    def _encode(self, pa: int, pb: int):
-        maps = []
-        for ptr, enc, made in zip((pa, pb), self._encoders, self._made):
-            m = made.get(ptr)
-            if m is None:
-                if len(made) >= self.REMEMBERED:
-                    made.clear()
-                m = made[ptr] = enc(ptr)
-            maps.append(m)
-        return np.stack(maps)
+    def _bytes(self, which: int, ptr: int) -> bytes:
+        made = self._made[which]
+        m = made.get(ptr)
+        if m is None:
+            if len(made) >= self.REMEMBERED:
+                made.clear()
+            m = made[ptr] = self._encoders[which](ptr).tobytes()
+        return m
 
-    def device_ptr(self, pa: int, pb: int, encoded=None) -> int:
-        """The address of the ``uint8[2, 128]`` maps of a at ``pa`` and b at ``pb``;
-        ``encoded``: their bytes where the caller has them already."""
-        key = (self.gid, pa, pb)
-        ptr = self.store.where.get(key)  # a repeat call's hit: no closure to build
-        if ptr is not None:
-            return ptr
-        make = (lambda: encoded) if encoded is not None else (lambda: self._encode(pa, pb))
-        return self.store.address(key, make)
-
-    def device_view(self, pa: int, pb: int, encoded=None):
-        """The same maps as a kernel argument (an :class:`nbkernels.arrays.ArrayView`)."""
-        from .. import arrays
-
-        return arrays.ArrayView(self.device_ptr(pa, pb, encoded), (2, 128), (128, 1),
-                                np.dtype(np.uint8), "numba", None, None)
+    def host_ptr(self, pa: int, pb: int) -> int:
+        """The host address of the 256 bytes of the maps of a at ``pa`` and b at ``pb``
+        (valid until the next call on this cache). A miss costs an encode of the operand that
+        moved and a 256-byte buffer, no NumPy (perf-notes h6: 7.3 us with np.stack on the
+        H200's host)."""
+        pair = self._pairs.get((pa, pb))
+        if pair is None:
+            if len(self._pairs) >= self.REMEMBERED:
+                self._pairs.clear()
+            buf = _PAIR.from_buffer_copy(self._bytes(0, pa) + self._bytes(1, pb))
+            pair = self._pairs[(pa, pb)] = (buf, ctypes.addressof(buf))  # buf keeps it valid
+        return pair[1]
