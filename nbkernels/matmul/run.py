@@ -251,9 +251,9 @@ def prebuild_sm90a(cfg, kind, a_kmajor, b_kmajor, pair):
 
 
 def _wgmma_sig(ext_types, streamk=False):
-    """Tensor maps (uint8[2, 128], by value: wgmma_kernel.BY_VALUE), C, D (bytes), 9 int64 sizes/strides, alpha, beta, tiles
-    m/n, batch, a/b batched; with stream-K the partial sums (float32), the flags (int64) and
-    the call's nonce."""
+    """Tensor maps (uint8[2, 128], passed by value: wgmma_kernel.BY_VALUE), C, D (bytes), 9
+    int64 sizes/strides, alpha, beta, tiles m/n, batch, a/b batched; with stream-K the partial
+    sums (float32), the flags (int64) and the call's nonce."""
     sk = (types.Array(types.float32, 1, "C"), types.Array(types.int64, 1, "C"),
           types.int64) if streamk else ()
     return (types.Array(types.uint8, 2, "C"),) + (types.Array(types.uint8, 1, "C"),) * 2 + \
