@@ -147,8 +147,8 @@ def cluster_ptx(ptx: str, cluster) -> str:
 
 def flat_params(t) -> int:
     """How many kernel parameters numba's ABI gives an argument of numba type ``t``: an array
-    is meminfo, parent, nitems, itemsize, data, then its shape and strides; a tuple its
-    members'; anything else one."""
+    is meminfo, parent, nitems, itemsize, data, then its shape and strides (:func:`array_params`);
+    a tuple its members'; anything else one."""
     from numba.core import types
 
     if isinstance(t, types.Array):

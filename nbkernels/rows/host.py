@@ -363,10 +363,9 @@ class Call:
             return None
         fields, pos = [], 0
         for t, a, tag in zip(sig, args, tags):
-            width = 5 + 2 * t.ndim if isinstance(t, types.Array) else 1
-            if tag is not None:
+            if tag is not None:  # an array's data pointer is its 5th field
                 fields.append((pos + 4 if isinstance(t, types.Array) else pos, tag))
-            pos += width
+            pos += launch.flat_params(t)
         self.launches.append(rec + (fields,))
         return rec
 
