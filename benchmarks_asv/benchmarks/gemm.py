@@ -1,5 +1,5 @@
 """nbkernels.gemm: device time per call, TFLOPS and speed relative to cuBLAS, per variant and
-dtype; host time per call at 128^3.
+dtype; host time per call at 128^3, on the same arrays and with a new operand each call.
 
 FLOPs = 2*M*N*K per GEMM (int8: integer operations, reported in the same unit). cuBLAS is
 timed through torch (bf16, f16, tf32 with ``allow_tf32``, f64: ``torch.matmul``; int8:
@@ -154,6 +154,37 @@ def _measure_call(mode):
     return {"seconds": seconds, "vs_cupy": host_seconds_per_call(cupy_matmul) / seconds}
 
 
+#: distinct ``a`` arrays a NewOperandCall cycles through: more than the sm90a map cache keeps
+#: (wgmma_kernel.MapCache.REMEMBERED, 256), so every call meets an operand it has no map for
+FRESH_OPERANDS = 300
+
+
+def _new_operand_fns():
+    """nbkernels.gemm and cupy.matmul at 128^3 f16 with ``out=`` and a new ``a`` each call
+    (FRESH_OPERANDS arrays in turn, one ``b``: a fresh activation and a weight); on compute
+    capability 9.0 the sm90a variant forced, whose call encodes the new operand's tensor map."""
+    import itertools
+
+    import cupy
+
+    import nbkernels
+
+    rng = cupy.random.default_rng(0)
+    fresh = [device_array(rng, (128, 128), "f16") for _ in range(FRESH_OPERANDS)]
+    b = device_array(rng, (128, 128), "f16")
+    out = cupy.empty((128, 128), cupy.float16)
+    kw = {"variant": "sm90a"} if cupy.cuda.Device().compute_capability == "90" else {}
+    ours, theirs = itertools.cycle(fresh).__next__, itertools.cycle(fresh).__next__
+    return (lambda: nbkernels.gemm(ours(), b, out=out, **kw)), \
+        (lambda: cupy.matmul(theirs(), b, out=out))
+
+
+def _measure_new_operand():
+    ours, cupy_matmul = _new_operand_fns()
+    seconds = host_seconds_per_call(ours)
+    return {"seconds": seconds, "vs_cupy": host_seconds_per_call(cupy_matmul) / seconds}
+
+
 def measure(_bench=None):
     """Every GEMM case of this module, measured in one process (asv setup_cache)."""
     check_installed_commit()
@@ -162,9 +193,17 @@ def measure(_bench=None):
         return {"skip": why}
     ctx = _context()
     specs = _specs()
-    cases = list(specs) + [("CallOverhead", mode) for mode in CALL_MODES]
-    return {"cases": measure_cases(cases, lambda c: _measure_call(c[1]) if c[0] == "CallOverhead"
-                                   else _measure_gemm(specs[c], ctx))}
+    cases = list(specs) + [("CallOverhead", mode) for mode in CALL_MODES] + \
+        [("NewOperandCall",)]
+
+    def measure_one(c):
+        if c[0] == "CallOverhead":
+            return _measure_call(c[1])
+        if c[0] == "NewOperandCall":
+            return _measure_new_operand()
+        return _measure_gemm(specs[c], ctx)
+
+    return {"cases": measure_cases(cases, measure_one)}
 
 
 measure.timeout = 900
@@ -175,7 +214,7 @@ def prewarm_tasks():
     heuristic they need distinct kernels (64x64, 128x128, split-K), the others reuse them, so
     parallel workers compile different kernels instead of one kernel several times."""
     specs = sorted(_specs().values(), key=lambda s: s[2] not in (512, 2048, 16))
-    return specs + [("call", mode) for mode in CALL_MODES]
+    return specs + [("call", mode) for mode in CALL_MODES] + [("call", "new operand")]
 
 
 def prewarm(task):
@@ -184,7 +223,9 @@ def prewarm(task):
 
     import nbkernels
 
-    if task[0] == "call":
+    if task == ("call", "new operand"):
+        _new_operand_fns()[0]()
+    elif task[0] == "call":
         _call_fns(task[1])[0]()
     else:
         ctx = _context()
@@ -243,5 +284,23 @@ class CallOverhead(_CallOverhead):
 
     def track_vs_cupy(self, cache, mode):
         return self.value(cache, (mode,), "vs_cupy")
+
+    track_vs_cupy.unit = "x cupy.matmul speed"
+
+
+class NewOperandCall(Family):
+    """Host time per call at 128^3 f16 with ``out=`` given and a new ``a`` each call (a fresh
+    activation with the same weight: on Hopper, the sm90a variant encoding that operand's
+    tensor map); speed relative to cupy.matmul on the same arrays."""
+
+    setup_cache = measure
+
+    def track_call(self, cache):
+        return self.value(cache, (), "seconds")
+
+    track_call.unit = "seconds"
+
+    def track_vs_cupy(self, cache):
+        return self.value(cache, (), "vs_cupy")
 
     track_vs_cupy.unit = "x cupy.matmul speed"
