@@ -167,6 +167,8 @@ def by_value_ptx(ptx: str, sig, by_value) -> str:
     copy, nothing to keep alive after the launch, captured by a CUDA graph with the launch).
     The kernel's code is unchanged: it indexes the array as before, at an address in the
     parameter space (read-only)."""
+    from numba.core import types
+
     m = re.search(r"\.entry\s+([\w$.]+)\s*\(", ptx)
     if not m:
         raise NbkernelsError("by-value arguments: compiled PTX has no kernel entry")
@@ -175,8 +177,6 @@ def by_value_ptx(ptx: str, sig, by_value) -> str:
         if not 0 <= pos < len(sig):
             raise NbkernelsError(f"by-value argument {pos}: expected a position below "
                                  f"{len(sig)} (the signature's length), got {pos}")
-        from numba.core import types
-
         if not isinstance(sig[pos], types.Array):
             raise NbkernelsError(f"by-value argument {pos}: expected an array type, got "
                                  f"{sig[pos]}")
