@@ -135,34 +135,17 @@ def _measure_gemm(spec, ctx):
             "vs_cublas": base / seconds if base else None, "vs_cublas_skip": base_why}
 
 
-def _call_fns(mode):
-    import cupy
-
-    import nbkernels
-
-    rng = cupy.random.default_rng(0)
-    a, b = (device_array(rng, (128, 128), "f16") for _ in range(2))
-    out = cupy.empty((128, 128), cupy.float16)
-    if mode == "out":
-        return (lambda: nbkernels.gemm(a, b, out=out)), (lambda: cupy.matmul(a, b, out=out))
-    return (lambda: nbkernels.gemm(a, b)), (lambda: cupy.matmul(a, b))
-
-
-def _measure_call(mode):
-    ours, cupy_matmul = _call_fns(mode)
-    seconds = host_seconds_per_call(ours)
-    return {"seconds": seconds, "vs_cupy": host_seconds_per_call(cupy_matmul) / seconds}
-
-
-#: distinct ``a`` arrays a NewOperandCall cycles through: more than the sm90a map cache keeps
-#: (wgmma_kernel.MapCache.REMEMBERED, 256), so every call meets an operand it has no map for
+#: GEMM call-overhead modes: the shared ones, and ``out=`` with a new ``a`` each call
+#: (FRESH_OPERANDS arrays in turn, one ``b``: a fresh activation and a weight; on compute
+#: capability 9.0 the sm90a variant forced, whose call encodes the new operand's tensor map)
+NEW_A = "out_new_a"
+GEMM_CALL_MODES = CALL_MODES + (NEW_A,)
+#: more than the sm90a map cache keeps (wgmma_kernel.MapCache.REMEMBERED, 256), so every call
+#: meets an operand it has no map for
 FRESH_OPERANDS = 300
 
 
-def _new_operand_fns():
-    """nbkernels.gemm and cupy.matmul at 128^3 f16 with ``out=`` and a new ``a`` each call
-    (FRESH_OPERANDS arrays in turn, one ``b``: a fresh activation and a weight); on compute
-    capability 9.0 the sm90a variant forced, whose call encodes the new operand's tensor map."""
+def _call_fns(mode):
     import itertools
 
     import cupy
@@ -170,17 +153,21 @@ def _new_operand_fns():
     import nbkernels
 
     rng = cupy.random.default_rng(0)
-    fresh = [device_array(rng, (128, 128), "f16") for _ in range(FRESH_OPERANDS)]
-    b = device_array(rng, (128, 128), "f16")
+    a, b = (device_array(rng, (128, 128), "f16") for _ in range(2))
     out = cupy.empty((128, 128), cupy.float16)
-    kw = {"variant": "sm90a"} if cupy.cuda.Device().compute_capability == "90" else {}
-    ours, theirs = itertools.cycle(fresh).__next__, itertools.cycle(fresh).__next__
-    return (lambda: nbkernels.gemm(ours(), b, out=out, **kw)), \
-        (lambda: cupy.matmul(theirs(), b, out=out))
+    if mode == NEW_A:
+        fresh = [a] + [device_array(rng, (128, 128), "f16") for _ in range(FRESH_OPERANDS - 1)]
+        kw = {"variant": "sm90a"} if cupy.cuda.Device().compute_capability == "90" else {}
+        ours, theirs = itertools.cycle(fresh).__next__, itertools.cycle(fresh).__next__
+        return (lambda: nbkernels.gemm(ours(), b, out=out, **kw)), \
+            (lambda: cupy.matmul(theirs(), b, out=out))
+    if mode == "out":
+        return (lambda: nbkernels.gemm(a, b, out=out)), (lambda: cupy.matmul(a, b, out=out))
+    return (lambda: nbkernels.gemm(a, b)), (lambda: cupy.matmul(a, b))
 
 
-def _measure_new_operand():
-    ours, cupy_matmul = _new_operand_fns()
+def _measure_call(mode):
+    ours, cupy_matmul = _call_fns(mode)
     seconds = host_seconds_per_call(ours)
     return {"seconds": seconds, "vs_cupy": host_seconds_per_call(cupy_matmul) / seconds}
 
@@ -193,17 +180,9 @@ def measure(_bench=None):
         return {"skip": why}
     ctx = _context()
     specs = _specs()
-    cases = list(specs) + [("CallOverhead", mode) for mode in CALL_MODES] + \
-        [("NewOperandCall",)]
-
-    def measure_one(c):
-        if c[0] == "CallOverhead":
-            return _measure_call(c[1])
-        if c[0] == "NewOperandCall":
-            return _measure_new_operand()
-        return _measure_gemm(specs[c], ctx)
-
-    return {"cases": measure_cases(cases, measure_one)}
+    cases = list(specs) + [("CallOverhead", mode) for mode in GEMM_CALL_MODES]
+    return {"cases": measure_cases(cases, lambda c: _measure_call(c[1]) if c[0] == "CallOverhead"
+                                   else _measure_gemm(specs[c], ctx))}
 
 
 measure.timeout = 900
@@ -214,7 +193,7 @@ def prewarm_tasks():
     heuristic they need distinct kernels (64x64, 128x128, split-K), the others reuse them, so
     parallel workers compile different kernels instead of one kernel several times."""
     specs = sorted(_specs().values(), key=lambda s: s[2] not in (512, 2048, 16))
-    return specs + [("call", mode) for mode in CALL_MODES] + [("call", "new operand")]
+    return specs + [("call", mode) for mode in GEMM_CALL_MODES]
 
 
 def prewarm(task):
@@ -223,9 +202,7 @@ def prewarm(task):
 
     import nbkernels
 
-    if task == ("call", "new operand"):
-        _new_operand_fns()[0]()
-    elif task[0] == "call":
+    if task[0] == "call":
         _call_fns(task[1])[0]()
     else:
         ctx = _context()
@@ -277,9 +254,11 @@ class GemmF64(_Gemm):
 
 
 class CallOverhead(_CallOverhead):
-    """Host time per call at 128^3 f16 (fast path), with ``out=`` or allocating the result;
-    speed relative to cupy.matmul timed the same way."""
+    """Host time per call at 128^3 f16 (fast path), with ``out=`` or allocating the result, and
+    with ``out=`` and a new ``a`` each call (:data:`NEW_A`); speed relative to cupy.matmul
+    timed the same way on the same arrays."""
 
+    params = (list(GEMM_CALL_MODES),)
     setup_cache = measure
 
     def track_vs_cupy(self, cache, mode):
@@ -287,20 +266,3 @@ class CallOverhead(_CallOverhead):
 
     track_vs_cupy.unit = "x cupy.matmul speed"
 
-
-class NewOperandCall(Family):
-    """Host time per call at 128^3 f16 with ``out=`` given and a new ``a`` each call (a fresh
-    activation with the same weight: on Hopper, the sm90a variant encoding that operand's
-    tensor map); speed relative to cupy.matmul on the same arrays."""
-
-    setup_cache = measure
-
-    def track_call(self, cache):
-        return self.value(cache, (), "seconds")
-
-    track_call.unit = "seconds"
-
-    def track_vs_cupy(self, cache):
-        return self.value(cache, (), "vs_cupy")
-
-    track_vs_cupy.unit = "x cupy.matmul speed"
