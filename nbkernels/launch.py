@@ -197,12 +197,15 @@ def by_value_ptx(ptx: str, sig, by_value) -> str:
         # The address is taken again right before each instruction that reads it: one
         # cvta at the entry kept it live through the whole kernel, and ptxas spilled the
         # split tail's consumers for it (an ld.param it rematerializes for free).
+        reads = [(r, re.compile(rf"{re.escape(r)}(?!\d)"),
+                  re.compile(rf"\s*(@!?%p\d+\s+)?[a-z][\w.:]*\s+{re.escape(r)}\s*,"))
+                 for r in regs]
         lines = []
         for line in ptx.split("\n"):
-            for r in regs:
-                if not re.search(rf"{re.escape(r)}(?!\d)", line):
+            for r, read, write in reads:
+                if not read.search(line):
                     continue
-                if re.match(rf"\s*(@!?%p\d+\s+)?[a-z][\w.:]*\s+{re.escape(r)}\s*,", line):
+                if write.match(line):
                     raise NbkernelsError(f"by-value argument {pos}: expected {r} (its "
                                          f"address) to be written once, found: {line.strip()}")
                 lines.append(f"\tcvta.param.u64 {r}, {name};")

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Session 33, run G: the asv suite's new call-overhead case, a new `a` each call (gemm.py's
-# CallOverhead mode out_new_a), measured directly (its setup_cache function, without asv), beside CallOverhead's out= case on the same arrays each
-# call, on a Hopper GPU (the sm90a variant forced: each call encodes a new tensor map).
+# CallOverhead mode out_new_a), measured directly (its setup_cache function, without asv),
+# beside CallOverhead's out= case on the same arrays each call, on a Hopper GPU (the sm90a variant forced: each call encodes a new tensor map).
 . tools/device-preamble.sh
 cd benchmarks_asv && timeout 170 python3 -c "
 import sys; sys.path.insert(0, '.')

@@ -202,7 +202,7 @@ def _sm90a(p, va, vb, C, D, c3, d3, alpha, beta, ext, ext_types, epilogue, epi_k
     cfg = p.tile
     kern = api._wgmma(cfg, p.kind, p.a_kmajor, p.b_kmajor, epilogue, len(ext), pair)
     maps = wk.tensor_maps(va, vb, p.a_kmajor, p.b_kmajor, cfg)  # checks them, in the simulator too
-    TM = np.ascontiguousarray(np.stack([m.bytes for m in maps]))  # passed by value (wk.BY_VALUE)
+    TM = np.stack([m.bytes for m in maps])  # passed by value (wk.BY_VALUE)
     if not runner.simulated():  # the repeat-call path asks it for the maps of other arrays
         _LAST.maps = wk.MapCache(tuple((m.dtype, m.shape, m.strides, m.box) for m in maps))
     tiles_m, tiles_n = -(-p.m // cfg.bm), -(-p.n // cfg.bn)

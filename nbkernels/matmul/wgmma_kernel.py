@@ -703,8 +703,8 @@ class MapCache:
     REMEMBERED = 256
 
     def __init__(self, geometry):
-        self.geometry = geometry  # ((dtype, shape, strides, box) of a, same of b)
-        # per operand: its geometry's encoder and the maps it made, by address
+        # geometry: ((dtype, shape, strides, box) of a, same of b); per operand its encoder
+        # and the maps it made, by address
         self._encoders = [_encoder(g) for g in geometry]
         self._made = ({}, {})
         self._pairs = {}  # (pa, pb) -> (256-byte ctypes buffer, its address)
