@@ -215,6 +215,123 @@ def _device_of_pointer(ptr: int):
     return None
 
 
+def device_of(obj) -> int | None:
+    """The CUDA device ordinal that ``obj`` (a CuPy array, torch tensor or object with
+    ``__cuda_array_interface__``) lives on; None for host arrays and anything else (the
+    call's own checks then say what is wrong with it)."""
+    try:
+        fw = _framework(obj)
+        if fw == "cupy":
+            return int(obj.data.device_id)
+        if fw == "torch":
+            return int(obj.device.index) if obj.is_cuda else None
+        if fw in ("numba", "cai"):
+            ptr = int(obj.__cuda_array_interface__["data"][0] or 0)
+            return _device_of_pointer(ptr) if ptr else None
+    except Exception:
+        return None
+    return None
+
+
+def _driver():
+    from cuda.bindings import driver as drv
+
+    return drv
+
+
+def current_device() -> int | None:
+    """The device of the calling thread's current CUDA context; None where none is current."""
+    try:
+        drv = _driver()
+        err, dev = drv.cuCtxGetDevice()
+    except Exception:
+        return None
+    return int(dev) if err == drv.CUresult.CUDA_SUCCESS else None
+
+
+_PRIMARY: dict = {}  # device ordinal -> its primary CUcontext (retained once, for the process)
+
+
+def _primary_context(device: int):
+    ctx = _PRIMARY.get(device)
+    if ctx is None:
+        drv = _driver()
+        err, ctx = drv.cuDevicePrimaryCtxRetain(device)
+        if err != drv.CUresult.CUDA_SUCCESS:
+            raise NbkernelsError(f"GPU {device}: its primary context could not be made current "
+                                 f"({err.name})")
+        ctx = _PRIMARY.setdefault(device, ctx)
+    return ctx
+
+
+class DeviceScope:
+    """Makes ``device``'s primary context current (as ``cudaSetDevice`` does, and CuPy's and
+    torch's device guards: the top of the thread's context stack is replaced) and puts the
+    previous one back on exit. One object per call: it holds that call's previous context."""
+
+    __slots__ = ("device", "prev")
+
+    def __init__(self, device: int):
+        self.device, self.prev = device, None
+
+    def __enter__(self):
+        drv = _driver()
+        ctx = _primary_context(self.device)
+        err, self.prev = drv.cuCtxGetCurrent()
+        err = drv.cuCtxSetCurrent(ctx)[0]
+        if err != drv.CUresult.CUDA_SUCCESS:
+            raise NbkernelsError(f"GPU {self.device}: could not make its context current "
+                                 f"({err.name})")
+        return self
+
+    def __exit__(self, *exc):
+        _driver().cuCtxSetCurrent(self.prev)
+
+
+def on_device(device: int | None):
+    """A context in which ``device`` (the arrays' GPU) is the current one: kernels load and
+    launch there, and the frameworks allocate and pick their current stream there. A no-op
+    where it already is current, or for host arrays (None)."""
+    if device is None or current_device() == device:
+        return contextlib.nullcontext()
+    return DeviceScope(device)
+
+
+def stream_device(handle: int) -> int | None:
+    """The device a raw stream handle belongs to; None for the default streams (handles 0, 1
+    and 2: the current device's) and where the driver cannot say."""
+    if handle in (0, 1, 2):
+        return None
+    try:
+        drv = _driver()
+        s = drv.CUstream(handle)
+        err, dev = drv.cuStreamGetDevice(s)  # CUDA 12.8+
+        if err == drv.CUresult.CUDA_SUCCESS:
+            return int(dev)
+        err, ctx = drv.cuStreamGetCtx(s)
+        if err != drv.CUresult.CUDA_SUCCESS:
+            return None
+        drv.cuCtxPushCurrent(ctx)
+        try:
+            err, dev = drv.cuCtxGetDevice()
+        finally:
+            drv.cuCtxPopCurrent()
+        return int(dev) if err == drv.CUresult.CUDA_SUCCESS else None
+    except Exception:
+        return None
+
+
+def check_stream_device(handle: int, device: int | None) -> int:
+    """``handle``, after checking that a given stream is on the arrays' ``device``."""
+    if device is not None:
+        on = stream_device(handle)
+        if on is not None and on != device:
+            raise NbkernelsError(f"stream: is a stream of GPU {on}, but the arrays are on GPU "
+                                 f"{device}; pass a stream of GPU {device} (or none: the "
+                                 "current stream there)")
+    return handle
+
+
 def on_stream(framework: str, device: int | None, stream):
     """A context that makes ``stream`` (a ``stream=`` argument) the current stream of the
     framework (CuPy or torch) while a call runs. The call's temporaries (operand copies,
@@ -249,18 +366,24 @@ def on_stream(framework: str, device: int | None, stream):
     return contextlib.nullcontext()
 
 
+def raw_handle(stream) -> int:
+    """The raw CUstream of a ``stream=`` argument: a CuPy, torch or numba stream, or a handle."""
+    for attr in ("ptr", "cuda_stream", "handle"):
+        if hasattr(stream, attr):
+            h = getattr(stream, attr)
+            h = getattr(h, "value", h)
+            return int(h or 0)
+    if isinstance(stream, int):
+        return stream
+    raise NbkernelsError(
+        f"stream: expected a CuPy, torch or numba stream or a raw handle, got {type(stream)}")
+
+
 def current_stream_handle(framework: str, device: int | None, stream=None) -> int:
-    """The raw CUstream to launch on: ``stream`` if given, else the framework's current one."""
+    """The raw CUstream to launch on: ``stream`` if given (checked to be on ``device``, the
+    arrays' GPU), else the framework's current one."""
     if stream is not None:
-        for attr in ("ptr", "cuda_stream", "handle"):
-            if hasattr(stream, attr):
-                h = getattr(stream, attr)
-                h = getattr(h, "value", h)
-                return int(h or 0)
-        if isinstance(stream, int):
-            return stream
-        raise NbkernelsError(
-            f"stream: expected a CuPy, torch or numba stream or a raw handle, got {type(stream)}")
+        return check_stream_device(raw_handle(stream), device)
     if framework == "cupy":
         import cupy
 

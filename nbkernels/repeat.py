@@ -135,6 +135,23 @@ def launch_source(ns: dict, launches, first=()) -> list:
     return lines
 
 
+def device_source(ns: dict, ops, header: str, body: list) -> list:
+    """A generated replay's source: ``header`` (its ``def`` line, with a ``stream``
+    argument), a check that a given ``stream=`` is on the recorded device (a typed error
+    otherwise, before anything is allocated or written), then the lines ``body`` (indented as
+    a function body), run as they are where the recorded device is the current one
+    (``ops[2]()``, the framework's cheap query), else inside :class:`arrays.DeviceScope` of
+    that device (``ops[3]``): a call on arrays of another GPU than the current one loads and
+    launches its kernels there, as the full path does."""
+    device = ops[3]
+    ns["here"], ns["DeviceScope"], ns["DEV"] = ops[2], arrays.DeviceScope, device
+    ns["check_stream"] = lambda stream: arrays.check_stream_device(arrays.raw_handle(stream),
+                                                                   device)
+    inner = ["    " + line for line in body]
+    return ([header, "    if stream is not None:", "        check_stream(stream)",
+             "    if here():"] + inner + ["    with DeviceScope(DEV):"] + inner)
+
+
 def compile_replay(lines, ns: dict):
     """``(fire, source)``: the function ``fire`` that the source ``lines`` define, executed in
     ``ns`` (its constants: slots, launches, allocators, bounds), and that source, kept for
@@ -177,12 +194,13 @@ _OPS: dict = {}
 
 
 def framework_ops(kind: int, device: int):
-    """``(alloc, current)`` for repeat calls on arrays of one framework (``CUPY`` or ``TORCH``,
-    already seen by :func:`desc`) on one device, both fixed when the call was recorded (its
-    key holds them): ``alloc(like, shape, dtype) -> (array, data pointer)``, an uninitialised
-    output from the framework's allocator on that device, and ``current(like)``, the raw
-    handle of the framework's current stream there. Looked up once per recorded call, so a
-    replay pays no framework test."""
+    """``(alloc, current, here, device)`` for repeat calls on arrays of one framework
+    (``CUPY`` or ``TORCH``, already seen by :func:`desc`) on one device, all fixed when the
+    call was recorded (its key holds them): ``alloc(like, shape, dtype) -> (array, data
+    pointer)``, an uninitialised output from the framework's allocator on that device;
+    ``current(like)``, the raw handle of the framework's current stream there; ``here()``,
+    whether that device is the current one (CuPy's runtime query; for torch the driver's).
+    Looked up once per recorded call, so a replay pays no framework test."""
     ops = _OPS.get((kind, device))
     if ops is not None:
         return ops
@@ -201,6 +219,9 @@ def framework_ops(kind: int, device: int):
 
         def current(like):
             return get_stream().ptr
+
+        def here():
+            return get_device() == device
     elif kind == TORCH:
         raw = _mods["torch_raw_stream"]
         torch = _mods["torch"]
@@ -213,9 +234,17 @@ def framework_ops(kind: int, device: int):
             if raw is not None:  # the query Triton's launcher uses; ~8 us less than the public one
                 return raw(device)
             return int(torch.cuda.current_stream(like.device).cuda_stream)
+
+        # the driver's own answer: torch's query can name a device whose context it has not
+        # made current yet (c10's deferred SetDevice)
+        ctx_device = arrays._driver().cuCtxGetDevice
+
+        def here():
+            err, dev = ctx_device()
+            return not err and int(dev) == device  # (CUDA_SUCCESS is 0)
     else:
         raise ValueError(f"framework_ops: kind must be CUPY or TORCH, got {kind}")
-    ops = _OPS[(kind, device)] = (alloc, current)
+    ops = _OPS[(kind, device)] = (alloc, current, here, device)
     return ops
 
 
@@ -231,18 +260,20 @@ def on_stream(like, stream):
 
 
 def stream_ordered(like: int, name: str):
-    """Decorator for a public call with a ``stream=`` keyword: when one is given, the call runs
-    with it as its framework's current stream (:func:`arrays.on_stream`, for the framework and
-    device of the argument at position ``like`` or keyword ``name``), so that its copies and
-    temporaries are ordered with its kernels on that stream. Without ``stream=``, one extra
-    call frame."""
+    """Decorator for a public call with a ``stream=`` keyword. The call runs on the GPU of the
+    argument at position ``like`` or keyword ``name`` (:func:`arrays.on_device`: that device
+    made current where another one is); when a stream is given, with it as its framework's
+    current stream (:func:`arrays.on_stream`), so that its copies and temporaries are ordered
+    with its kernels on that stream."""
     def wrap(fn):
         @functools.wraps(fn)
         def call(*args, stream=None, **kw):
-            if stream is None:
-                return fn(*args, **kw)
-            with on_stream(args[like] if len(args) > like else kw.get(name), stream):
-                return fn(*args, stream=stream, **kw)
+            x = args[like] if len(args) > like else kw.get(name)
+            with arrays.on_device(arrays.device_of(x)):
+                if stream is None:
+                    return fn(*args, **kw)
+                with on_stream(x, stream):
+                    return fn(*args, stream=stream, **kw)
         return call
     return wrap
 

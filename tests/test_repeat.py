@@ -10,7 +10,7 @@ from unittest import mock
 import numpy as np
 import pytest
 
-from nbkernels import launch, repeat
+from nbkernels import arrays, launch, repeat
 from nbkernels.errors import NbkernelsError
 from nbkernels.rows import host
 
@@ -28,6 +28,12 @@ class FakeCupy:
         self.strides = strides or tuple(int(np.prod(shape[i + 1:])) * self.dtype.itemsize
                                         for i in range(len(shape)))
         self.data = Mem(ptr, device)
+
+
+def fops(alloc, current, here=lambda: True, device=0):
+    """A replay's framework ops (:func:`repeat.framework_ops`): ``(alloc, current, here,
+    device)``, on the current device unless ``here`` says otherwise."""
+    return (alloc, current, here, device)
 
 
 def recording_context(events):
@@ -148,7 +154,7 @@ def test_replay_writes_each_calls_pointers_scalars_and_outputs():
 
     with mock.patch.object(launch, "bind", fake_bind):
         rep = host.Replay(Call(), ("out",), None, named, {"x": 0x1000, "weight": 0x2000},
-                          (alloc, lambda like: 77))
+                          fops(alloc, lambda like: 77))
         got = rep(named, {"x": 0x1000, "weight": 0x2000}, {"eps": 0.25}, None)
     assert allocated == [(x, (8, 64), np.dtype(np.float32))]
     assert got is made
@@ -173,11 +179,68 @@ def test_replay_launches_on_a_given_stream_and_the_current_one_otherwise():
     named = {"x": x, "out": x}
     with mock.patch.object(launch, "bind", lambda *a: lambda s: launched.append(s)):
         rep = host.Replay(Call(), ("out",), None, named, {"x": 0x1000, "out": 0x1000},
-                          (None, lambda like: 5))
+                          fops(None, lambda like: 5))
     assert rep.fire(named, {"x": 0x1000, "out": 0x1000}, {}, None) is x
     assert rep.fire(named, {"x": 0x1000, "out": 0x1000}, {}, types.SimpleNamespace(ptr=9)) is x
     assert rep.fire(named, {"x": 0x1000, "out": 0x1000}, {}, 11) is x
     assert launched == [5, 9, 11]
+
+
+def test_a_replay_runs_on_the_recorded_device_and_checks_a_given_stream(monkeypatch):
+    """Where the recorded device is not the current one (``here()`` false), the replay runs
+    inside that device's scope (allocation and launch both); where it is, without one. A
+    given stream is checked against the recorded device before anything is allocated."""
+    import types
+
+    events = []
+
+    class Scope:
+        def __init__(self, d):
+            self.d = d
+
+        def __enter__(self):
+            events.append(("enter", self.d))
+
+        def __exit__(self, *exc):
+            events.append(("exit", self.d))
+
+    packed = launch.PackedArgs([0, 0], [launch.VOIDP] * 2)
+
+    class Call:
+        launches = [(("f", "fn"), (1, 1, 1), (32, 1, 1), 0, packed, [(0, "x"), (1, "out")])]
+        allocs = [("out", (2, 64), np.dtype(np.float32))]
+
+    def alloc(like, shape, dtype):
+        events.append(("alloc", shape))
+        return FakeCupy(shape, ptr=0x9000), 0x9000
+
+    on = {"here": True}
+    monkeypatch.setattr(arrays, "DeviceScope", Scope)
+    monkeypatch.setattr(repeat, "on_stream", recording_context([]))  # (CuPy's stream pools)
+    stream_dev = {}
+    monkeypatch.setattr(arrays, "stream_device", lambda h: stream_dev.get(h))
+    x = FakeCupy((2, 64), ptr=0x1000, device=1)
+    named = {"x": x, "out": None}
+    with mock.patch.object(launch, "bind",
+                           lambda *a: lambda s: events.append(("launch", s))):
+        rep = host.Replay(Call(), ("out",), None, named, {"x": 0x1000},
+                          fops(alloc, lambda like: 5, lambda: on["here"], 1))
+    rep.fire(named, {"x": 0x1000}, {}, None)
+    assert events == [("alloc", (2, 64)), ("launch", 5)]
+    events.clear()
+    on["here"] = False
+    rep.fire(named, {"x": 0x1000}, {}, None)
+    assert events == [("enter", 1), ("alloc", (2, 64)), ("launch", 5), ("exit", 1)]
+    events.clear()
+    stream_dev[0x40] = 1  # a stream of the arrays' device: taken
+    rep.fire(named, {"x": 0x1000}, {}, types.SimpleNamespace(ptr=0x40))
+    assert events[-2:] == [("launch", 0x40), ("exit", 1)]
+    events.clear()
+    stream_dev[0x50] = 0  # a stream of another device: refused before anything happens
+    with pytest.raises(NbkernelsError, match="stream: is a stream of GPU 0, but the arrays are "
+                                             "on GPU 1"):
+        rep.fire(named, {"x": 0x1000}, {}, types.SimpleNamespace(ptr=0x50))
+    assert events == []
 
 
 def test_framework_ops_allocate_on_the_recorded_device_and_read_its_stream(monkeypatch):
@@ -209,7 +272,7 @@ def test_framework_ops_allocate_on_the_recorded_device_and_read_its_stream(monke
         get_current_stream=lambda: types.SimpleNamespace(ptr=0x77)))
     monkeypatch.setitem(repeat._mods, "cupy", fake)
     monkeypatch.setattr(repeat, "_OPS", {})
-    alloc, cur = repeat.framework_ops(repeat.CUPY, 1)
+    alloc, cur, here, dev = repeat.framework_ops(repeat.CUPY, 1)
     current["device"] = 1
     x, p = alloc(None, (4, 8), np.float16)
     assert p == 0x4000 and events == [("ndarray", (4, 8))]
@@ -218,6 +281,9 @@ def test_framework_ops_allocate_on_the_recorded_device_and_read_its_stream(monke
     alloc(None, (4, 8), np.float16)
     assert events == [("enter", 1), ("ndarray", (4, 8)), ("exit", 1)]
     assert cur(None) == 0x77
+    assert dev == 1 and not here()
+    current["device"] = 1
+    assert here()
     assert repeat.framework_ops(repeat.CUPY, 1)[0] is alloc  # looked up once per device
 
     class Tensor:
@@ -225,11 +291,14 @@ def test_framework_ops_allocate_on_the_recorded_device_and_read_its_stream(monke
             return types.SimpleNamespace(data_ptr=lambda: 0x5000, shape=shape, dtype=dtype)
 
     monkeypatch.setitem(repeat._mods, "torch", types.SimpleNamespace())
+    monkeypatch.setattr(arrays, "_driver", lambda: types.SimpleNamespace(
+        cuCtxGetDevice=lambda: (0, 3)))
     monkeypatch.setitem(repeat._mods, "torch_raw_stream", lambda d: 0x100 + d)
     with mock.patch.object(repeat, "torch_dtype_of", lambda d: "bf16"):
-        t_alloc, t_cur = repeat.framework_ops(repeat.TORCH, 3)
+        t_alloc, t_cur, t_here, t_dev = repeat.framework_ops(repeat.TORCH, 3)
         t, p = t_alloc(Tensor(), (2, 2), np.float16)
     assert p == 0x5000 and t.dtype == "bf16" and t_cur(Tensor()) == 0x103
+    assert t_dev == 3 and t_here()
     with pytest.raises(ValueError, match="CUPY or TORCH"):
         repeat.framework_ops(repeat.OTHER, 0)
 
@@ -267,7 +336,7 @@ def test_gemm_launcher_writes_pointers_scalars_and_fresh_output(has_c):
     launched = []
     made = {(64, 64): (FakeCupy((64, 64), np.float16, ptr=0x7000), 0x7000),
             (2, 64, 64): (FakeCupy((2, 64, 64), ptr=0x9000), 0x9000)}
-    ops = (lambda like, shape, dtype: made[tuple(shape)], lambda like: 55)  # (alloc, current)
+    ops = fops(lambda like, shape, dtype: made[tuple(shape)], lambda like: 55)
     lz = fast.Launcher([_gemm_step("mma-partial", launched), _gemm_step("reduce", launched)],
                        cast=float, out_shape=(64, 64), out_dtype=np.dtype(np.float16),
                        has_c=has_c, ops=ops, workspace=((2, 64, 64), np.dtype(np.float32)))
@@ -339,7 +408,7 @@ def test_gemm_launcher_allocates_from_a_given_streams_pool(monkeypatch, split):
     sk = (((3 * 64 * 64,), np.dtype(np.float32)), ((12,), np.dtype(np.int64))) if split else None
     lz = fast.Launcher([_gemm_step(tag, launched, 13, launch.I64)], cast=int, out_shape=(64, 64),
                        out_dtype=np.dtype(np.float16), has_c=False,
-                       ops=(alloc, lambda like: 55), maps=Maps(), streamk=sk)
+                       ops=fops(alloc, lambda like: 55), maps=Maps(), streamk=sk)
     a = FakeCupy((64, 32), np.float16, ptr=0x1000)
     allocs = [("alloc", (64, 64))] + ([("alloc", (3 * 64 * 64,)), ("alloc", (12,))] if split
                                       else [])
@@ -362,7 +431,7 @@ def test_gemm_launcher_threads_never_launch_each_others_pointers():
 
     launched = []
     mine = threading.local()  # each thread's current stream names the thread
-    ops = (None, lambda like: mine.stream)  # (nothing allocated: out given)
+    ops = fops(None, lambda like: mine.stream)  # (nothing allocated: out given)
     lz = fast.Launcher([_gemm_step("mma", launched)], cast=float, out_shape=None,
                        out_dtype=np.dtype(np.float16), has_c=False, ops=ops)
     a = FakeCupy((64, 32), np.float16)
@@ -443,7 +512,7 @@ def test_gemm_launcher_declines_an_out_that_shares_memory_with_an_input():
     def launcher(has_c, c_like_out):
         return fast.Launcher([_gemm_step("mma", launched)], cast=float, out_shape=None,
                              out_dtype=np.dtype(np.float32), has_c=has_c,
-                             ops=(None, lambda like: 0), c_like_out=c_like_out,
+                             ops=fops(None, lambda like: 0), c_like_out=c_like_out,
                              spans=((0, 4096), (0, 4096), (0, 4096), (0, 4096)))  # 32 x 32 f32
 
     def declines(lz, ptrs):
@@ -531,7 +600,7 @@ def test_row_replay_declines_an_out_meeting_an_input_unlike_the_recorded_call():
     launched = []
     x, w = FakeCupy((8, 64), ptr=0x10000), FakeCupy((64,), ptr=0x20000)
     out = FakeCupy((8, 64), ptr=0x30000)
-    ops = (None, lambda like: 0)  # (alloc, current): nothing allocated
+    ops = fops(None, lambda like: 0)  # nothing allocated
     with mock.patch.object(launch, "bind", lambda *a: lambda s: launched.append(s)):
         named = {"x": x, "weight": w, "out": out}
         rep = host.Replay(Call(), ("out",), None, named, host.fast_key("t", named, ())[1], ops)
@@ -592,7 +661,7 @@ def test_split_tail_replays_get_their_own_workspace_flags_and_nonce():
     # (every field is an int64 here, the nonce's 63 bits included: alpha and beta cast to int)
     lz = fast.Launcher([_gemm_step("wgmma-sk", launched, 13, launch.I64)], cast=int,
                        out_shape=(64, 64), out_dtype=np.dtype(np.float16), has_c=False,
-                       ops=(alloc, lambda like: 55), maps=Maps(),
+                       ops=fops(alloc, lambda like: 55), maps=Maps(),
                        streamk=(((3 * 64 * 64,), np.dtype(np.float32)),
                                 ((12,), np.dtype(np.int64))))
     a = FakeCupy((64, 32), np.float16, ptr=0x1000)
@@ -659,7 +728,7 @@ def test_row_replay_allocates_from_a_given_streams_pool_and_the_current_one_othe
 
     monkeypatch.setattr(repeat, "on_stream", Ctx)
     with mock.patch.object(launch, "bind", lambda *a: lambda s: events.append(("launch", s))):
-        rep = host.Replay(Call(), ("out",), None, named, {"x": 0x1000}, (alloc, lambda l: 5))
+        rep = host.Replay(Call(), ("out",), None, named, {"x": 0x1000}, fops(alloc, lambda l: 5))
     assert rep.fire(named, {"x": 0x1000}, {}, None) is made
     assert events == [("alloc", x), ("launch", 5)]
     events.clear()

@@ -91,6 +91,7 @@ def main():
         ("cupy.empty in cupy.cuda.Device(d)", lambda: _empty_in(dev)),
         ("cupy.cuda.Device(d) enter+exit", lambda: _device_ctx(dev)),
         ("cupy.cuda.runtime.getDevice()", cupy.cuda.runtime.getDevice),
+        ("cuCtxGetDevice (cuda-bindings: torch replays' device check)", drv.cuCtxGetDevice),
         ("cupy.cuda.get_current_stream().ptr", lambda: cupy.cuda.get_current_stream().ptr),
         ("arrays.current_stream_handle", lambda: arrays.current_stream_handle("cupy", None)),
         ("x.data.ptr", lambda: x.data.ptr),

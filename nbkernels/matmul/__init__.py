@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from .api import explain, plan
 from .config import TileConfig
-from .. import repeat
+from .. import arrays, repeat
 from . import fast, run
 from .tuning import autotune
 from .run import execute
@@ -39,12 +39,14 @@ def gemm(a=None, b=None, c=None, *, alpha=1, beta=0, out=None, precision=None, s
                 return res
     if callable(a) and b is None and c is None and not hasattr(a, "shape"):
         return FusedGemm(a)
-    if stream is None:
-        return _gemm(a, b, c, alpha, beta, out, precision, None, variant, tile, key)
-    # With a stream given, the call runs with it current: its copies and temporaries come
-    # from that stream's pool, ordered with its kernels (as repeat.stream_ordered does).
-    with repeat.on_stream(a, stream):
-        return _gemm(a, b, c, alpha, beta, out, precision, stream, variant, tile, key)
+    # On the arrays' GPU, made current for the call where another one is.
+    with arrays.on_device(arrays.device_of(a)):
+        if stream is None:
+            return _gemm(a, b, c, alpha, beta, out, precision, None, variant, tile, key)
+        # With a stream given, the call runs with it current: its copies and temporaries
+        # come from that stream's pool, ordered with its kernels (as repeat.stream_ordered).
+        with repeat.on_stream(a, stream):
+            return _gemm(a, b, c, alpha, beta, out, precision, stream, variant, tile, key)
 
 
 def _gemm(a, b, c, alpha, beta, out, precision, stream, variant, tile, key):
@@ -86,7 +88,8 @@ class FusedGemm:
 
     def explain(self, a, b, *extra, **kwargs):
         kwargs.pop("stream", None)
-        return plan(a, b, **kwargs).describe() + f"\n  epilogue: {self.__name__} fused"
+        with arrays.on_device(arrays.device_of(a)):
+            return plan(a, b, **kwargs).describe() + f"\n  epilogue: {self.__name__} fused"
 
 
 __all__ = ["gemm", "explain", "plan", "autotune", "FusedGemm", "TileConfig"]

@@ -458,9 +458,10 @@ def _aligned(v, ld, batch_stride, esz, copied):
 
 
 def explain(a, b, c=None, **kwargs) -> str:
-    """How ``gemm(a, b, c, **kwargs)`` would run on this device, and why."""
+    """How ``gemm(a, b, c, **kwargs)`` would run on the arrays' GPU, and why."""
     kwargs.pop("stream", None)
-    return plan(a, b, c, **kwargs).describe()
+    with arrays.on_device(arrays.device_of(a)):
+        return plan(a, b, c, **kwargs).describe()
 
 
 # --- kernels, compiled once per configuration --------------------------------------------------

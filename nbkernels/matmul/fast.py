@@ -74,7 +74,8 @@ class Launcher:
     tail's (workspace, flags) (shape, dtype) pairs; ``spans``: the byte spans of a, b, c and
     out from their first elements, where ``out`` was given (the key fixes their shapes and
     strides); ``c_like_out``: c has out's layout, so c may be out itself, element for element;
-    ``ops``: the framework's ``(alloc, current)`` (:func:`repeat.framework_ops`).
+    ``ops``: the framework's ``(alloc, current, here, device)`` (:func:`repeat.framework_ops`;
+    a call on another GPU than the current one runs its replay there: :func:`repeat.device_source`).
 
     The argument blocks are shared by every thread that repeats the call, so writing them and
     launching (the driver copies them at the launch) hold one lock: another thread's pointers
@@ -90,11 +91,12 @@ class Launcher:
               "DECLINED": repeat.DECLINED, "ZERO": cast(0), "OUT": (out_shape, out_dtype),
               "WS": workspace, "SKW": streamk and streamk[0], "SKF": streamk and streamk[1],
               "new_nonce": run._nonce, "maps": maps}
-        self.fire, self.source = repeat.compile_replay(self._source(ns), ns)
+        body = self._source(ns)
+        self.fire, self.source = repeat.compile_replay(repeat.device_source(
+            ns, ops, "def fire(ptrs, like, c, out, alpha, beta, stream):", body), ns)
 
     def _source(self, ns):
-        lines = ["def fire(ptrs, like, c, out, alpha, beta, stream):",
-                 "    pa, pb, pc, pd = ptrs"]
+        lines = ["    pa, pb, pc, pd = ptrs"]
         if self.spans is not None:  # out given: it may meet no operand, but c element for element
             sa, sb, sc, sd = self.spans
             lines += repeat.guard_source("pd", "pa", *repeat.meet_bounds(sd, sa))

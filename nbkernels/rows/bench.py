@@ -297,7 +297,8 @@ def host_overhead(calls=20000):
     named = {"x": x, "weight": w, "residual": None, "out": None, "residual_out": None}
     out = Fake((64, 4096), np.float32, 1 << 28)
     res = {}
-    ops = (lambda like, shape, dtype: (out, 1 << 28), lambda like: 0)  # (alloc, current)
+    # (alloc, current, here, device)
+    ops = (lambda like, shape, dtype: (out, 1 << 28), lambda like: 0, lambda: True, 0)
     with mock.patch.dict(repeat._KINDS, {Fake: repeat.CUPY}), \
             mock.patch.object(launch, "bind", lambda *a: lambda stream: None):
         rep = host.Replay(Call(), ("out",), None, named, {"x": 1, "weight": 2}, ops)

@@ -523,8 +523,9 @@ class Replay:
     generated for it (:attr:`fire`, straight-line Python: perf-notes h4). Per call this is the
     whole Python work of a repeat call after :func:`fast_key`: check the outputs' overlap
     with the other arrays (:func:`_guards`), allocate the outputs, write the changed fields
-    into the packed arguments, launch. ``ops``: the framework's ``(alloc, current)``
-    (:func:`repeat.framework_ops`)."""
+    into the packed arguments, launch. ``ops``: the framework's ``(alloc, current, here,
+    device)`` (:func:`repeat.framework_ops`; a call on another GPU than the current one runs
+    there: :func:`repeat.device_source`)."""
 
     def __init__(self, call: Call, result_names, wrap, named, ptrs, ops):
         self.lock = threading.Lock()  # the argument blocks are shared by every thread
@@ -536,7 +537,7 @@ class Replay:
             return f"p_{tag}" if tag in made else f"ptrs[{tag!r}]" if tag in ptrs else \
                 f"scalars[{tag!r}]"
 
-        src = ["def fire(named, ptrs, scalars, stream):"]
+        src = []
         for o, checks in _guards(named, ptrs, result_names):  # outs meeting arrays: declined
             for i, lo, hi, recorded in checks:
                 src += repeat.guard_source(f"ptrs[{o!r}]", f"ptrs[{i!r}]", lo, hi, recorded)
@@ -558,7 +559,8 @@ class Replay:
         src.append(f"    return {res[0]}" if len(res) == 1 else
                    f"    return wrap([{', '.join(res)}])" if wrap else
                    f"    return ({', '.join(res)},)")
-        self.fire, self.source = repeat.compile_replay(src, ns)
+        self.fire, self.source = repeat.compile_replay(repeat.device_source(
+            ns, ops, "def fire(named, ptrs, scalars, stream):", src), ns)
 
     def __call__(self, named, ptrs, scalars, stream):
         return self.fire(named, ptrs, scalars, stream)
