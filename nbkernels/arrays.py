@@ -147,7 +147,114 @@ def as_view(obj, name: str) -> ArrayView:
         return ArrayView(ptr, shape, strides, dt, fw, dev, obj)
     raise NbkernelsError(
         f"{name}: expected a NumPy, CuPy or torch array or an object with "
-        f"__cuda_array_interface__, got {type(obj).__name__}")
+        f"__cuda_array_interface__ or DLPack, got {type(obj).__name__}")
+
+
+# --- arrays of other frameworks, through DLPack -------------------------------------------------------------------
+#: DLPack device types (dlpack.h DLDeviceType): host memory, and CUDA device memory
+_DL_CPU, _DL_CUDA = 1, 2
+
+
+def via_dlpack(x) -> bool:
+    """Whether ``x`` is read through DLPack (``__dlpack__`` and ``__dlpack_device__``): an
+    array of a framework nbkernels does not read natively (not NumPy, CuPy, torch or numba:
+    JAX, Paddle, ...), with or without ``__cuda_array_interface__``. Through DLPack its results
+    come back in its own framework, and the producer's pending work is ordered before the
+    call (the array interface's stream would be ignored; JAX offers it for some dtypes only)."""
+    return (hasattr(x, "__dlpack__") and hasattr(x, "__dlpack_device__")
+            and _framework(x) in ("unknown", "cai"))
+
+
+def _from_dlpack(x, name: str):
+    """``x``'s memory, without a copy, as an array nbkernels reads: NumPy for host memory,
+    CuPy (else torch) for GPU memory. Their ``from_dlpack`` passes the stream they work on,
+    so the producer's pending writes are ordered before the call's kernels read."""
+    kind, _ = x.__dlpack_device__()
+    if kind == _DL_CPU:
+        return np.from_dlpack(x)
+    if kind != _DL_CUDA:
+        raise NbkernelsError(f"{name}: its DLPack device type is {kind}; expected CUDA device "
+                             f"memory ({_DL_CUDA}) or host memory ({_DL_CPU})")
+    try:
+        import cupy
+
+        return cupy.from_dlpack(x)
+    except ImportError:
+        pass
+    try:
+        import torch
+
+        return torch.from_dlpack(x)
+    except ImportError:
+        raise NbkernelsError(f"{name}: a DLPack array ({type(x).__name__}) on the GPU is read "
+                             "through CuPy or torch; install one of them") from None
+
+
+#: frameworks whose arrays must not be written in place (``out=`` is refused for them)
+_IMMUTABLE = ("jax", "jaxlib")
+#: packages whose array types live in another top-level module than their ``from_dlpack``
+_DLPACK_HOME = {"jaxlib": "jax"}
+
+
+def _to_framework(result, like):
+    """``result`` (a NumPy, CuPy or torch array) handed to the framework of ``like`` through
+    its own ``from_dlpack`` (its package's ``from_dlpack``, ``numpy.from_dlpack``,
+    ``dlpack.from_dlpack`` or ``utils.dlpack.from_dlpack``: JAX, Paddle, ...), without a copy;
+    as it is where the package has none."""
+    import importlib
+    import sys
+
+    root = type(like).__module__.split(".")[0]
+    root = _DLPACK_HOME.get(root, root)
+    mod = sys.modules.get(root)
+    if mod is None:
+        try:
+            mod = importlib.import_module(root)
+        except ImportError:
+            return result
+    for path in (("from_dlpack",), ("numpy", "from_dlpack"), ("dlpack", "from_dlpack"),
+                 ("utils", "dlpack", "from_dlpack")):
+        fn = mod
+        for part in path:
+            fn = getattr(fn, part, None)
+        if callable(fn):
+            return fn(result)
+    return result
+
+
+def call_with_dlpack(fn, args: tuple, kw: dict):
+    """``fn(*args, **kw)`` with each DLPack-only array among the arguments exchanged for an
+    array on the same memory (:func:`_from_dlpack`; ``out`` arrays are then written in place),
+    and the results given back in the framework of the first such argument: an ``out`` as the
+    very object passed, a new array through that framework's ``from_dlpack``."""
+    swapped, keep, like = {}, [], None
+
+    def conv(name, x):
+        nonlocal like
+        if not via_dlpack(x):
+            return x
+        if name in ("out", "residual_out") and \
+                type(x).__module__.split(".")[0] in _IMMUTABLE:
+            raise NbkernelsError(f"{name}: {type(x).__name__} arrays are immutable; leave "
+                                 f"{name} out and use the returned array")
+        new = _from_dlpack(x, name)
+        keep.append(new)
+        swapped[id(new)] = x
+        like = x if like is None else like
+        return new
+
+    args = tuple(conv(f"argument {i}", x) for i, x in enumerate(args))
+    kw = {k: conv(k, x) for k, x in kw.items()}
+    res = fn(*args, **kw)
+
+    def back(r):
+        if id(r) in swapped:
+            return swapped[id(r)]
+        if isinstance(r, (tuple, list)):
+            return type(r)(back(x) for x in r)
+        return r if like is None or r is None or np.isscalar(r) else _to_framework(r, like)
+
+    return back(res)
 
 
 def span(shape, strides, itemsize: int) -> tuple:

@@ -290,15 +290,19 @@ def test_framework_ops_allocate_on_the_recorded_device_and_read_its_stream(monke
         def new_empty(self, shape, dtype):
             return types.SimpleNamespace(data_ptr=lambda: 0x5000, shape=shape, dtype=dtype)
 
-    monkeypatch.setitem(repeat._mods, "torch", types.SimpleNamespace())
-    monkeypatch.setattr(arrays, "_driver", lambda: types.SimpleNamespace(
-        cuCtxGetDevice=lambda: (0, 3)))
+    monkeypatch.setitem(repeat._mods, "torch", types.SimpleNamespace(
+        _C=types.SimpleNamespace(_cuda_getDevice=lambda: 3)))
     monkeypatch.setitem(repeat._mods, "torch_raw_stream", lambda d: 0x100 + d)
     with mock.patch.object(repeat, "torch_dtype_of", lambda d: "bf16"):
         t_alloc, t_cur, t_here, t_dev = repeat.framework_ops(repeat.TORCH, 3)
         t, p = t_alloc(Tensor(), (2, 2), np.float16)
     assert p == 0x5000 and t.dtype == "bf16" and t_cur(Tensor()) == 0x103
     assert t_dev == 3 and t_here()
+    monkeypatch.setattr(repeat, "_OPS", {})  # a torch without the private query: the driver's
+    monkeypatch.setitem(repeat._mods, "torch", types.SimpleNamespace(_C=types.SimpleNamespace()))
+    monkeypatch.setattr(arrays, "_driver", lambda: types.SimpleNamespace(
+        cuCtxGetDevice=lambda: (0, 2)))
+    assert not repeat.framework_ops(repeat.TORCH, 3)[2]()
     with pytest.raises(ValueError, match="CUPY or TORCH"):
         repeat.framework_ops(repeat.OTHER, 0)
 

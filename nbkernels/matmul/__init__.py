@@ -39,6 +39,10 @@ def gemm(a=None, b=None, c=None, *, alpha=1, beta=0, out=None, precision=None, s
                 return res
     if callable(a) and b is None and c is None and not hasattr(a, "shape"):
         return FusedGemm(a)
+    if key is None and any(map(arrays.via_dlpack, (a, b, c, out))):  # (JAX, Paddle, ...)
+        return arrays.call_with_dlpack(gemm, (a, b, c), dict(
+            alpha=alpha, beta=beta, out=out, precision=precision, stream=stream,
+            variant=variant, tile=tile))
     # On the arrays' GPU, made current for the call where another one is.
     with arrays.on_device(arrays.device_of(a)):
         if stream is None:
@@ -88,6 +92,8 @@ class FusedGemm:
 
     def explain(self, a, b, *extra, **kwargs):
         kwargs.pop("stream", None)
+        if arrays.via_dlpack(a) or arrays.via_dlpack(b):
+            return arrays.call_with_dlpack(self.explain, (a, b) + extra, kwargs)
         with arrays.on_device(arrays.device_of(a)):
             return plan(a, b, **kwargs).describe() + f"\n  epilogue: {self.__name__} fused"
 

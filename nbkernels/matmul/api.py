@@ -460,6 +460,8 @@ def _aligned(v, ld, batch_stride, esz, copied):
 def explain(a, b, c=None, **kwargs) -> str:
     """How ``gemm(a, b, c, **kwargs)`` would run on the arrays' GPU, and why."""
     kwargs.pop("stream", None)
+    if any(map(arrays.via_dlpack, (a, b, c, kwargs.get("out")))):
+        return arrays.call_with_dlpack(explain, (a, b, c), kwargs)
     with arrays.on_device(arrays.device_of(a)):
         return plan(a, b, c, **kwargs).describe()
 
