@@ -136,6 +136,9 @@ def main():
             ("replay allocation (torch)",
              lambda: repeat.framework_ops(repeat.TORCH, dev)[0](tx, (1, 4096), BF16)),
             ("repeat.stream_handle (torch)", lambda: repeat.stream_handle(tx)),
+            *([] if CALLS or repeat.desc(tx) is None else [
+                ("torch replay's device check (framework_ops here())",
+                 repeat.framework_ops(repeat.TORCH, dev)[2])]),
             ("rms_norm torch 1x4096 bf16, out=", lambda: nbkernels.rms_norm(tx, tw, out=tout)),
             ("rms_norm torch 1x4096 bf16", lambda: nbkernels.rms_norm(tx, tw)),
             ("torch rms_norm eager 1x4096 bf16",
