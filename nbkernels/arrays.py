@@ -150,7 +150,7 @@ def as_view(obj, name: str) -> ArrayView:
         f"__cuda_array_interface__ or DLPack, got {type(obj).__name__}")
 
 
-# --- arrays of other frameworks, through DLPack -------------------------------------------------------------------
+# --- arrays of other frameworks, through DLPack ---------------------------------------------------
 #: DLPack device types (dlpack.h DLDeviceType): host memory, and CUDA device memory
 _DL_CPU, _DL_CUDA = 1, 2
 
@@ -223,8 +223,9 @@ def _to_framework(result, like):
 
 
 def call_with_dlpack(fn, args: tuple, kw: dict):
-    """``fn(*args, **kw)`` with each DLPack-only array among the arguments exchanged for an
-    array on the same memory (:func:`_from_dlpack`; ``out`` arrays are then written in place),
+    """``fn(*args, **kw)`` with each array read through DLPack (:func:`via_dlpack`) among the
+    arguments exchanged for an array on the same memory (:func:`_from_dlpack`; ``out`` arrays
+    are then written in place),
     and the results given back in the framework of the first such argument: an ``out`` as the
     very object passed, a new array through that framework's ``from_dlpack``."""
     swapped, keep, like = {}, [], None

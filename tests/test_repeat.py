@@ -36,6 +36,22 @@ def fops(alloc, current, here=lambda: True, device=0):
     return (alloc, current, here, device)
 
 
+def recording_device(events):
+    """A stand-in for a device context (``arrays.DeviceScope(d)``, ``cupy.cuda.Device(d)``)
+    that appends ``("enter", d)`` and ``("exit", d)`` to ``events``."""
+    class Device:
+        def __init__(self, d):
+            self.d = d
+
+        def __enter__(self):
+            events.append(("enter", self.d))
+
+        def __exit__(self, *exc):
+            events.append(("exit", self.d))
+
+    return Device
+
+
 def recording_context(events):
     """A stand-in for ``repeat.on_stream(like, stream)`` that appends ``("enter", like,
     stream)`` and ``("exit", like, stream)`` to ``events``."""
@@ -194,16 +210,7 @@ def test_a_replay_runs_on_the_recorded_device_and_checks_a_given_stream(monkeypa
 
     events = []
 
-    class Scope:
-        def __init__(self, d):
-            self.d = d
-
-        def __enter__(self):
-            events.append(("enter", self.d))
-
-        def __exit__(self, *exc):
-            events.append(("exit", self.d))
-
+    Scope = recording_device(events)
     packed = launch.PackedArgs([0, 0], [launch.VOIDP] * 2)
 
     class Call:
@@ -251,16 +258,7 @@ def test_framework_ops_allocate_on_the_recorded_device_and_read_its_stream(monke
 
     events = []
 
-    class Device:
-        def __init__(self, d):
-            self.d = d
-
-        def __enter__(self):
-            events.append(("enter", self.d))
-
-        def __exit__(self, *exc):
-            events.append(("exit", self.d))
-
+    Device = recording_device(events)
     current = {"device": 0}
 
     def ndarray(shape, dtype):

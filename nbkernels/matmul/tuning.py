@@ -65,7 +65,15 @@ def lookup(kind, a_kmajor, b_kmajor, m, n, k):
 
 
 def autotune(a, b, c=None, *, candidates=None, reps=10, progress=True, **kwargs):
-    """Time each candidate tile on this call's arrays; store and return the fastest."""
+    """Time each candidate tile on this call's arrays; store and return the fastest. Runs on
+    the arrays' GPU (made current for the tuning where another one is)."""
+    from .. import arrays
+
+    with arrays.on_device(arrays.device_of(a)):
+        return _autotune(a, b, c, candidates, reps, progress, kwargs)
+
+
+def _autotune(a, b, c, candidates, reps, progress, kwargs):
     from numba import cuda
     from numba.cuda import config
 
