@@ -1,5 +1,8 @@
 """nbkernels on JAX arrays (DLPack only to nbkernels; session 34): gemm and rms_norm on
-jax.numpy arrays on the GPU, the result's type and its error against float64."""
+jax.numpy arrays on the GPU, the result's type and its error against float64; then out= a
+JAX array (refused). ``python tools/jax_probe.py [bf16,f16,f32]``."""
+import sys
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -8,7 +11,8 @@ import nbkernels
 
 print("jax", jax.__version__, jax.devices())
 rng = np.random.default_rng()
-for dt in (jnp.bfloat16, jnp.float16, jnp.float32):
+DTYPES = {"bf16": jnp.bfloat16, "f16": jnp.float16, "f32": jnp.float32}
+for dt in [DTYPES[d] for d in (sys.argv[1] if len(sys.argv) > 1 else "bf16,f16,f32").split(",")]:
     a = rng.standard_normal((256, 192)).astype(np.float32)
     b = rng.standard_normal((192, 320)).astype(np.float32)
     ja, jb = jnp.asarray(a, dt), jnp.asarray(b, dt)
