@@ -236,8 +236,8 @@ def call_with_dlpack(fn, args: tuple, kw: dict):
             return x
         if name in ("out", "residual_out") and \
                 type(x).__module__.split(".")[0] in _IMMUTABLE:
-            raise NbkernelsError(f"{name}: {type(x).__name__} arrays are immutable; leave "
-                                 f"{name} out and use the returned array")
+            raise NbkernelsError(f"{name}: {type(x).__name__} arrays are immutable; call "
+                                 f"without {name}= and use the returned array")
         new = _from_dlpack(x, name)
         keep.append(new)
         swapped[id(new)] = x
