@@ -214,3 +214,25 @@ def test_explain_describes_the_arrays_gpu():
     text = nbkernels.explain(da, da)
     assert cupy.cuda.runtime.getDevice() == 0
     assert ("sm90a" in text) == (cc == "90"), text
+
+
+def test_autotune_on_the_other_gpu(tmp_path, monkeypatch):
+    """``autotune`` on device-1 arrays with device 0 current: it times, stores and is used
+    there, and leaves device 0 current."""
+    from nbkernels.matmul import TileConfig, tuning
+
+    monkeypatch.setenv("NBKERNELS_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(tuning, "_table", None)
+    rng = np.random.default_rng()
+    a, b = _operands(rng, "float16", 512, 256, 384)
+    with cupy.cuda.Device(1):
+        da, db = cupy.asarray(a), cupy.asarray(b)
+    cands = [TileConfig(64, 64, 64, 2, 2, 4), TileConfig(128, 128, 64, 2, 2, 4)]
+    best = nbkernels.autotune(da, db, candidates=cands, reps=3, progress=False, variant="sm80")
+    assert best in cands and cupy.cuda.runtime.getDevice() == 0
+    text = nbkernels.explain(da, db, variant="sm80")
+    assert "autotuner" in text and str(best) in text, text
+    res = nbkernels.gemm(da, db, variant="sm80")
+    with cupy.cuda.Device(1):
+        err, where = relerr(cupy.asnumpy(res), reference(a, b))
+    assert err <= TOLERANCES[("float16", None)], where
