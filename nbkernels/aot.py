@@ -139,35 +139,44 @@ def _assemble_nvjitlink(ptx: str, arch: Arch):
                                text)
 
 
-def shares_front_end(arch: Arch) -> bool:
+def shares_front_end(built_for: Arch, arch: Arch, needs=()) -> bool:
     """Whether numba's front end (typing, inlining, lowering to LLVM IR) of a kernel built for
-    ``arch`` may serve the other archs of its class: sm_80 and later without an arch-specific
-    suffix. numba-cuda types and lowers alike for all of them, the intrinsics' arch checks pass
-    for all once they pass for the lowest, and NVVM (run per arch) resolves the rest. sm_75
-    (other code paths) and suffixed targets (sm_90a: wgmma, setmaxnreg) build alone."""
-    return not arch.suffix and arch.major >= 8
+    ``built_for`` may serve ``arch``: when ``arch`` offers all that ``built_for`` does, and
+    answers alike each question the lowering asked of the target (``needs``, the archs passed
+    to :func:`nbkernels.arch.target_satisfies`). The intrinsics' arch checks then pass for
+    ``arch`` as they did for ``built_for``; numba-cuda's own lowering (0.30) compares the arch
+    only with 5.3, 6.0 and 7.5, at or below the package's minimum. sm_90a's front end serves no
+    other arch (its instructions are its own)."""
+    return arch.satisfies(built_for) and \
+        all(arch.satisfies(n) == built_for.satisfies(n) for n in needs)
 
 
 def _ptx(pyfunc, sig, arch: Arch, bounds, front_ends: dict | None) -> str:
     """PTX of a kernel for ``arch``: through ``cuda.compile_ptx``, or NVVM on the LLVM IR of a
-    front end already built in this process for an arch of the same class (``front_ends``,
-    keyed by function, signature and launch bounds)."""
+    front end already built in this process for an arch it may serve (:func:`shares_front_end`;
+    ``front_ends`` is keyed by function, signature and launch bounds, and holds the front ends
+    built for each key)."""
     from numba import cuda
+
+    from .arch import reading_targets
 
     try:  # numba-cuda's own step under compile_ptx (private: a release without it builds alone)
         from numba.cuda.compiler import _compile_pyfunc_with_fixup
     except ImportError:
         front_ends = None
-    if front_ends is None or not shares_front_end(arch):
+    if front_ends is None:
         return cuda.compile_ptx(pyfunc, sig, cc=arch.cc, launch_bounds=bounds)[0]
-    key = (id(pyfunc), repr(sig), repr(bounds))
-    hit = front_ends.get(key)
-    if hit is None:
-        # what cuda.compile_ptx passes to it (numba-cuda 0.30): a kernel, numba ABI, PTX out
-        lib, _ = _compile_pyfunc_with_fixup(pyfunc, sig, device=False, cc=arch.cc,
-                                            abi="numba", launch_bounds=bounds, lto=False)
-        hit = front_ends[key] = (pyfunc, lib)  # the function kept alive: its id stays its own
-    codes = hit[1].get_asm_strs(cc=arch.cc)
+    built = front_ends.setdefault((id(pyfunc), repr(sig), repr(bounds)), [])
+    lib = next((lib for _, lib, built_for, needs in built
+                if shares_front_end(built_for, arch, needs)), None)
+    if lib is None:
+        with reading_targets() as needs:
+            # what cuda.compile_ptx passes to it (numba-cuda 0.30): a kernel, numba ABI, PTX
+            lib, _ = _compile_pyfunc_with_fixup(pyfunc, sig, device=False, cc=arch.cc,
+                                                abi="numba", launch_bounds=bounds, lto=False)
+        # the function kept alive with it: its id stays its own
+        built.append((pyfunc, lib, arch, tuple(needs)))
+    codes = lib.get_asm_strs(cc=arch.cc)
     if len(codes) != 1:
         raise RuntimeError(f"NVVM gave {len(codes)} PTX modules, expected one")
     return codes[0]
@@ -185,9 +194,9 @@ def numbered_out(ptx: str) -> str:
 def compile_variants(v: Variant, arch_names, out_dir: str | None, assembler: str | None,
                      share: bool = True) -> list:
     """Build one variant for several archs (runs in a worker process): where ``v.build``
-    gives the same function, signature and bounds for archs of one class
-    (:func:`shares_front_end`), numba's front end runs once for them and NVVM, the assembler
-    and every check run per arch. ``share=False`` builds each arch from scratch."""
+    gives the same function, signature and bounds for several archs, numba's front end runs
+    once, for the lowest (:func:`shares_front_end`), and NVVM, the assembler and every check
+    run per arch. ``share=False`` builds each arch from scratch."""
     front_ends = {} if share else None
     archs = sorted(arch_names, key=lambda a: (Arch.parse(a).major, Arch.parse(a).minor))
     # lowest first: the front end is typed (and its intrinsics checked) for the lowest arch
@@ -343,8 +352,9 @@ def add_arguments(ap) -> None:
     ap.add_argument("--assembler", choices=("auto", "ptxas", "nvjitlink", "none"), default="auto")
     ap.add_argument("--list", action="store_true", help="list the variants per arch and stop")
     ap.add_argument("--separate", action="store_true",
-                    help="run numba's front end once per arch (slower; by default sm_80 and "
-                         "later unsuffixed archs share it: the PTX is the same)")
+                    help="run numba's front end once per arch (slower; by default a kernel "
+                         "built alike for several archs is typed and lowered once, for the "
+                         "lowest: the PTX is the same)")
 
 
 def main(args) -> int:

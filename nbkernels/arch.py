@@ -110,6 +110,37 @@ def compile_target() -> Arch | None:
     return Arch.parse(tuple(cc))
 
 
+#: Lists that note the arch of each :func:`target_satisfies` question (see ``reading_targets``).
+_TARGET_READERS: list = []
+
+
+def target_satisfies(need: "Arch") -> bool:
+    """Whether the arch being compiled for offers ``need`` (False outside a compilation, as in
+    numba's simulator): for lowering that emits different code per arch, as ``#if
+    __CUDA_ARCH__ >= 900`` does in CUDA C++. Each question is noted, so that ``nbkernels
+    compile``, which lets archs share the code numba lowered for one of them, shares it only
+    between archs that answer every question alike. (The intrinsics' arch checks read
+    :func:`compile_target`: they refuse, never pick.)"""
+    for reads in _TARGET_READERS:
+        reads.append(need)
+    target = compile_target()
+    return target is not None and target.satisfies(need)
+
+
+class reading_targets:
+    """``with reading_targets() as needs:``: ``needs`` lists the archs that
+    :func:`target_satisfies` was asked about inside the block (in this process, any thread)."""
+
+    def __enter__(self) -> list:
+        self.needs = []
+        _TARGET_READERS.append(self.needs)
+        return self.needs
+
+    def __exit__(self, *exc):
+        _TARGET_READERS.remove(self.needs)
+        return False
+
+
 def device_arch(device=None) -> Arch | None:
     """The arch of the current (or given) CUDA device, None when there is no GPU."""
     try:

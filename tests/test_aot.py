@@ -2,6 +2,7 @@
 import json
 import os
 import pickle
+import re
 import subprocess
 import sys
 import textwrap
@@ -259,8 +260,8 @@ def test_compile_fails_naming_each_bad_variant(tmp_path):
 
 @pytest.mark.parametrize("probe", ["mma_m16n8k16_bf16_f32"])
 def test_a_shared_front_end_gives_each_arch_the_ptx_of_its_own_compile(probe):
-    """sm_80, sm_86 and sm_89 take NVVM's PTX of one front end (built once): the same PTX, but
-    for numba's numbering, as a whole compile for each arch."""
+    """sm_80, sm_86, sm_89 and sm_90a take NVVM's PTX of one front end (typed for sm_80, built
+    once): the same PTX, but for numba's numbering, as a whole compile for each arch."""
     import numba
     import numpy as np
     from numba import cuda
@@ -271,15 +272,52 @@ def test_a_shared_front_end_gives_each_arch_the_ptx_of_its_own_compile(probe):
     inp = p.make_inputs(np.random.default_rng(), True)
     sig = tuple(numba.typeof(a) for a in [*inp.values(), *p.outputs(inp).values()])
     front_ends = {}
-    for arch in (Arch(8, 0), Arch(8, 6), Arch(8, 9)):
+    for arch in (Arch(8, 0), Arch(8, 6), Arch(8, 9), Arch(9, 0, "a")):
         shared = aot._ptx(p.kernel.py_func, sig, arch, None, front_ends)
         alone = cuda.compile_ptx(p.kernel.py_func, sig, cc=arch.cc)[0]
         assert f".target {arch}" in shared
         assert aot.numbered_out(shared) == aot.numbered_out(alone), arch
-    assert len(front_ends) == 1
-    # sm_75 (other code paths) and sm_90a (arch-specific instructions) build alone
-    assert not aot.shares_front_end(Arch(7, 5)) and not aot.shares_front_end(Arch(9, 0, "a"))
-    assert aot.shares_front_end(Arch(10, 0))
+    assert [[b[2:] for b in built] for built in front_ends.values()] == [[(Arch(8, 0), ())]]
+    # a front end serves the archs that offer all its own arch does: sm_90a's serves no other
+    assert aot.shares_front_end(Arch(7, 5), Arch(9, 0, "a"))
+    assert aot.shares_front_end(Arch(8, 0), Arch(10, 0))
+    assert not aot.shares_front_end(Arch(9, 0, "a"), Arch(10, 0))
+    assert not aot.shares_front_end(Arch(8, 6), Arch(8, 0))
+
+
+def test_a_kernel_whose_lowering_picks_by_target_shares_only_where_the_pick_agrees():
+    """A lowering that asks ``target_satisfies`` (as dmma's MMA group: m16n8k16 from sm_90,
+    m8n8k4 below) gets a front end per answer: sm_80's serves sm_86 and sm_89, not sm_90a."""
+    from llvmlite import ir
+    from numba import types
+    from numba.cuda.extending import intrinsic
+
+    from nbkernels.arch import target_satisfies
+
+    @intrinsic
+    def from_sm90(typingctx):
+        def codegen(context, builder, sig, args):
+            return ir.Constant(ir.IntType(32), 90 if target_satisfies(Arch(9, 0)) else 80)
+
+        return types.int32(), codegen
+
+    def kernel(out):
+        out[0] = from_sm90()
+
+    sig = (types.int32[::1],)
+    front_ends = {}
+    archs = (Arch(8, 0), Arch(8, 6), Arch(9, 0, "a"), Arch(10, 0))
+    ptx = {arch: aot._ptx(kernel, sig, arch, None, front_ends) for arch in archs}
+    (built,) = front_ends.values()
+    assert [(b[2], b[3]) for b in built] == [(Arch(8, 0), (Arch(9, 0),)),
+                                            (Arch(9, 0, "a"), (Arch(9, 0),)),
+                                            (Arch(10, 0), (Arch(9, 0),))]
+    for arch in archs:
+        want = 90 if arch.base >= (9, 0) else 80
+        assert re.search(rf"(mov\.u32\s+%r\d+|st\.global\.[bu]32\s+\[%rd\d+\]), {want};",
+                         ptx[arch]), arch
+    assert aot.shares_front_end(Arch(8, 0), Arch(8, 9), (Arch(9, 0),))
+    assert not aot.shares_front_end(Arch(8, 0), Arch(10, 0), (Arch(9, 0),))
 
 
 def test_validate_plans_gemm_tiles_for_the_target_shared_memory():

@@ -53,7 +53,7 @@ from functools import lru_cache
 from numba import config, cuda, float64, int64, types, uint32
 
 from .. import intrinsics as I
-from ..arch import Arch, compile_target
+from ..arch import Arch, target_satisfies
 from .config import TileConfig, misfit
 from .mma_kernel import (_OUT_BYTES, _dev, _unrolled_epilogue, _wait_group, block_raster,
                          stage_loader, stage_refill)
@@ -133,8 +133,7 @@ def _group_by_target(k):
             raise TypeError(f"mma_f64_group (k={k}) takes {want}, got ({a}, {b}, {c})")
 
         def codegen(context, builder, sig, args):
-            target = compile_target()
-            impl = sm90 if target is not None and target.satisfies(SM90) else older
+            impl = sm90 if target_satisfies(SM90) else older
             return context.compile_internal(builder, impl, sig, args)
 
         return f4(*want), codegen
