@@ -171,3 +171,48 @@ def test_address_space_registers_arrays_from_many_threads(monkeypatch):
     for i, a in enumerate(arrays):
         a[3] = i + 1.5
         assert space.bytes_at(addrs[i], 8, "load").view(np.float64)[0] == i + 1.5
+
+
+def test_warp_rendezvous_runs_its_action_once_a_round_and_breaks_on_a_timeout():
+    """The warp collectives' barrier: in every round each thread sees that round's result (the
+    last to arrive computes it); a thread that waits for a lane which never comes breaks the
+    barrier for every thread, as threading.Barrier does."""
+    import threading
+
+    from nbkernels.intrinsics import sim
+
+    n, rounds = 8, 50
+    inputs, results = [None] * n, []
+    seen = [[] for _ in range(n)]
+    bar = sim._Rendezvous(n, lambda: results.append(sum(inputs)))
+
+    def lane(i):
+        for r in range(rounds):
+            inputs[i] = r * 100 + i
+            bar.wait(10)
+            seen[i].append(results[r])
+
+    ts = [threading.Thread(target=lane, args=(i,)) for i in range(n)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    want = [r * 100 * n + n * (n - 1) // 2 for r in range(rounds)]
+    assert results == want and all(s == want for s in seen)
+
+    bar, errors = sim._Rendezvous(3, lambda: None), []
+
+    def short(timeout):
+        try:
+            bar.wait(timeout)
+        except threading.BrokenBarrierError:
+            errors.append(timeout)
+
+    ts = [threading.Thread(target=short, args=(t,)) for t in (0.05, 30)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join(20)
+    assert sorted(errors) == [0.05, 30] and bar.broken
+    with pytest.raises(threading.BrokenBarrierError):
+        bar.wait(1)

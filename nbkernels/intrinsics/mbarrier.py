@@ -43,16 +43,24 @@ class _Barrier:
         self.phase = 0  # parity of the current (incomplete) phase
 
     def _maybe_complete(self):
+        """Start the next phase once arrivals and bytes are all in (called under ``_lock``),
+        waking the threads that wait on a phase."""
         if self.pending == 0 and self.tx == 0:
             self.phase ^= 1
             self.pending = self.expected
+            _lock.notify_all()
 
     def describe(self):
         return (f"phase parity {self.phase}, {self.pending} of {self.expected} arrivals "
                 f"pending, tx-count {self.tx}")
 
 
-_lock = threading.Lock()
+# Guards every barrier of the launch; notified whenever a phase completes, so that a waiting
+# thread sleeps until then instead of polling (a polling loop of 128 simulated threads took the
+# interpreter from the threads that arrive).
+_lock = threading.Condition()
+#: The longest a simulated try_wait blocks before it returns 0 (the kernel then tries again).
+WAIT_SLICE_S = 0.05
 
 
 def _table():
@@ -111,6 +119,9 @@ def _try_wait_parity(addr, parity):
     with _lock:
         b = _get(addr, "mbarrier_try_wait_parity")
         done = b.phase != (int(parity) & 1)
+        if not done:  # as the hardware's try_wait: wait a while for the phase, then give up
+            _lock.wait(WAIT_SLICE_S)
+            done = b.phase != (int(parity) & 1)
         state = b.describe()
     thread, _ = sim._sim_kernel()
     polls = thread.__dict__.setdefault("_nbk_mbar_polls", {})
@@ -124,7 +135,6 @@ def _try_wait_parity(addr, parity):
             f"mbarrier_try_wait_parity: the phase of parity {int(parity) & 1} at shared address "
             f"{int(addr):#x} did not complete within {sim.WARP_TIMEOUT_S:.0f} s ({state}): an "
             "arrival or a transfer is missing")
-    time.sleep(0)  # let the threads that will arrive run
     return np.uint32(0)
 
 

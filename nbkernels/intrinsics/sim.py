@@ -122,6 +122,7 @@ class AddressSpace:
         self._starts = []  # virtual starts, sorted
         self._regions = []  # (vstart, nbytes, host_start, owner)
         self._by_owner = {}
+        self._flat = {}  # vstart -> the owner's bytes as a uint8 view, made on first access
         self._lock = threading.Lock()
 
     def _region_of(self, owner: np.ndarray):
@@ -156,11 +157,16 @@ class AddressSpace:
         with self._lock:
             pos = bisect.bisect(self._starts, vaddr) - 1
             region = self._regions[pos] if pos >= 0 else None
+            flat = self._flat.get(region[0]) if region is not None else None
         if region is not None:
             vstart, size, _, owner = region
             off = vaddr - vstart
             if 0 <= off and off + nbytes <= size:
-                return memory_bytes(owner)[off : off + nbytes]
+                if flat is None:  # one view per array, not one per access
+                    flat = memory_bytes(owner)
+                    with self._lock:
+                        self._flat[vstart] = flat
+                return flat[off : off + nbytes]
         near = ""
         if region is not None:
             vstart, size, _, owner = region
@@ -217,6 +223,49 @@ def global_bytes(addr: int, nbytes: int, what: str) -> np.ndarray:
 # ---------------------------------------------------------------------------------------
 # Warp and warpgroup rendezvous
 # ---------------------------------------------------------------------------------------
+class _Rendezvous:
+    """A reusable barrier of ``n`` threads, as ``threading.Barrier``: the last to arrive runs
+    ``action``, then every thread goes on; a wait that times out breaks it for every thread.
+    Each waiting thread sleeps on a lock of its own, which the last one releases, so no woken
+    thread queues for a shared lock (``threading.Barrier`` wakes them all on one condition
+    variable: about 1.7x the time a round of 32, measured on the CPU, perf-notes c3)."""
+
+    def __init__(self, n, action):
+        self.n, self.action = n, action
+        self.mutex = threading.Lock()
+        self.waiting = []
+        self.broken = False
+
+    def wait(self, timeout):
+        with self.mutex:
+            if self.broken:
+                raise threading.BrokenBarrierError
+            if len(self.waiting) + 1 == self.n:
+                try:
+                    self.action()
+                finally:
+                    self._release("ok")
+                return
+            mine = [threading.Lock(), None]  # the lock it sleeps on, the outcome it wakes to
+            mine[0].acquire()
+            self.waiting.append(mine)
+        if not mine[0].acquire(timeout=timeout):
+            with self.mutex:
+                if mine[1] is None:  # not released while the timeout ran out: break it
+                    self.broken = True
+                    self.waiting.remove(mine)
+                    mine[1] = "broken"
+                    self._release("broken")
+        if mine[1] == "broken":
+            raise threading.BrokenBarrierError
+
+    def _release(self, outcome):
+        released, self.waiting = self.waiting, []
+        for entry in released:
+            entry[1] = outcome
+            entry[0].release()
+
+
 class _Warp:
     """The threads that execute one collective together: a warp, a warpgroup (128 threads,
     wgmma), or the lanes a member mask names (elect.sync)."""
@@ -227,7 +276,7 @@ class _Warp:
         self.names = [None] * nlanes
         self.results = None
         self.error = None
-        self.barrier = threading.Barrier(nlanes, action=self._compute)
+        self.barrier = _Rendezvous(nlanes, self._compute)
         self.spec = None
         self.members = None  # slot -> lane when a member mask picks the lanes
 
@@ -439,6 +488,89 @@ def _install_simulator_shims():
 
 
 
+def _install_block_scheduler():
+    """Replace the polling of numba's simulator with waiting.
+
+    numba's simulator runs each thread of a block as a Python thread, while the launching thread
+    loops over them (``BlockManager.run``) to release a ``syncthreads`` once every live thread
+    waits there, and to notice exits and exceptions. That loop never sleeps: it holds the
+    interpreter lock for whole switch intervals, so each block thread that wakes (after a warp
+    collective, an mbarrier wait or a syncthreads) first waits for it. Measured on a simulated
+    f64 GEMM, 9 million ``is_alive`` polls took most of a 100 s run (docs/perf-notes.md c3).
+
+    Here the block threads tell the launching thread, through a condition variable, when they
+    wait in ``syncthreads`` or end, and it sleeps in between. The rules are numba's own: a
+    syncthreads is released when every thread still running waits in one; an exception in any
+    thread aborts the others and is raised from the launch. Installed once, with the other shims.
+    """
+    from numba.cuda.simulator import kernel as K
+
+    if getattr(K.BlockManager.run, "_nbk_shim", False):
+        return
+
+    class Thread(K.BlockThread):
+        def __init__(self, *args):
+            super().__init__(*args)
+            self.nbk_done = False
+
+        def run(self):
+            try:
+                super().run()  # numba's: records an exception in self.exception
+            finally:
+                cond = self._manager.nbk_cond
+                with cond:
+                    self.nbk_done = True
+                    cond.notify()
+
+        def syncthreads(self):
+            if self.abort:
+                raise RuntimeError("abort flag set on syncthreads call")
+            cond = self._manager.nbk_cond
+            with cond:
+                self.syncthreads_blocked = True
+                cond.notify()
+            self.syncthreads_event.wait()
+            self.syncthreads_event.clear()
+            if self.abort:
+                raise RuntimeError("abort flag set on syncthreads clear")
+
+    def run(self, grid_point, *args):
+        self.nbk_cond = cond = threading.Condition()
+
+        def target():
+            self._f(*args)
+
+        threads = [Thread(target, self, grid_point, block_point, self._debug)
+                   for block_point in np.ndindex(*self._block_dim)]
+        with cond:  # the threads report only once this thread waits
+            for t in threads:
+                t.start()
+            live = threads
+            while True:
+                for t in live:
+                    if t.exception and not t.syncthreads_blocked:
+                        for other in threads:  # as numba: abort the others, raise this one
+                            other.abort = True
+                            other.syncthreads_blocked = False
+                            other.syncthreads_event.set()
+                        raise t.exception[0].with_traceback(t.exception[1])
+                live = [t for t in live if not t.nbk_done]
+                if not live:
+                    break
+                if all(t.syncthreads_blocked for t in live):
+                    for t in live:
+                        t.syncthreads_blocked = False
+                        t.syncthreads_event.set()
+                cond.wait(1.0)  # woken by a thread that blocks or ends; the timeout is a guard
+        for t in threads:
+            t.join()
+            if t.exception:
+                raise t.exception[0].with_traceback(t.exception[1])
+
+    run._nbk_shim = True
+    K.BlockManager.run = run
+
+
 def _simulator_enabled() -> bool:
     from numba.cuda import config
 
@@ -447,3 +579,4 @@ def _simulator_enabled() -> bool:
 
 if _simulator_enabled():
     _install_simulator_shims()
+    _install_block_scheduler()
