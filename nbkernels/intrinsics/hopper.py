@@ -140,8 +140,8 @@ def _cluster_barrier_state():
     st = sim.launch_state()
     with st.lock:
         table = st.objects.setdefault("cluster_barrier", {})
-        if block not in table:  # [arrivals in the open phase, phase, lock]
-            table[block] = [0, 0, threading.Lock()]
+        if block not in table:  # [arrivals in the open phase, phase, condition]
+            table[block] = [0, 0, threading.Condition()]
         return table[block], nthreads
 
 
@@ -156,24 +156,21 @@ def _cluster_arrive_sim():
         bar[0] += 1
         if bar[0] == nthreads:
             bar[0], bar[1] = 0, bar[1] + 1
+            bar[2].notify_all()
 
 
 def _cluster_wait_sim():
-    import time
-
     bar, nthreads = _cluster_barrier_state()
     thread, _ = sim._sim_kernel()
     mine = getattr(thread, "_nbk_cluster_phase", None)
     if mine is None or mine[0] != sim._launch_key():
         raise SimulatorError("barrier_cluster_wait: this thread has not called "
                              "barrier_cluster_arrive")
-    start = time.monotonic()
-    while bar[1] <= mine[1]:
-        if time.monotonic() - start > sim.WARP_TIMEOUT_S:
+    with bar[2]:  # sleeps until the phase ends (perf-notes c3: a spinning wait starves the rest)
+        if not bar[2].wait_for(lambda: bar[1] > mine[1], sim.WARP_TIMEOUT_S):
             raise SimulatorError(
                 f"barrier_cluster_wait: {bar[0]} of {nthreads} threads arrived within "
                 f"{sim.WARP_TIMEOUT_S:.0f} s (a thread exited or waits elsewhere)")
-        time.sleep(0)
     thread._nbk_cluster_phase = None
 
 
