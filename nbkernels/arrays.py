@@ -9,6 +9,7 @@ bf16 as the ambiguous ``<V2``); other objects through ``__cuda_array_interface__
 from __future__ import annotations
 
 import contextlib
+import os
 import warnings
 from dataclasses import dataclass
 from typing import Any
@@ -31,6 +32,10 @@ class ArrayView:
     device: int | None  # CUDA device ordinal, None for host arrays
     obj: Any  # the object itself, kept alive
     host: bool = False
+    #: the stream a CUDA-array-interface object says its data is produced on (its ``stream``
+    #: entry; None where it names none, and for every other framework): the call's stream
+    #: waits for it before a kernel touches the array (:func:`await_producers`)
+    stream: int | None = None
 
     @property
     def ndim(self):
@@ -144,7 +149,8 @@ def as_view(obj, name: str) -> ArrayView:
             strides = _elem_strides(strides, dt.itemsize, name)
         ptr = int(cai["data"][0] or 0)
         dev = _device_of_pointer(ptr) if ptr else None
-        return ArrayView(ptr, shape, strides, dt, fw, dev, obj)
+        return ArrayView(ptr, shape, strides, dt, fw, dev, obj,
+                         stream=_producer_stream(cai, name))
     raise NbkernelsError(
         f"{name}: expected a NumPy, CuPy or torch array or an object with "
         f"__cuda_array_interface__ or DLPack, got {type(obj).__name__}")
@@ -485,6 +491,59 @@ def raw_handle(stream) -> int:
         return stream
     raise NbkernelsError(
         f"stream: expected a CuPy, torch or numba stream or a raw handle, got {type(stream)}")
+
+
+def _producer_stream(cai: dict, name: str) -> int | None:
+    """The ``stream`` entry of a CUDA Array Interface (v3): None (nothing to wait for), or the
+    raw handle of the stream the data is produced on (1 and 2 are the legacy and per-thread
+    default streams). 0 is disallowed by the protocol (it could mean either); it is read as
+    the legacy default stream, the one that waits for the most."""
+    s = cai.get("stream")
+    if s is None:
+        return None
+    if isinstance(s, bool) or not isinstance(s, (int, np.integer)):
+        raise NbkernelsError(f"{name}: its __cuda_array_interface__ 'stream' must be None or an "
+                             f"integer stream handle, got {s!r}")
+    return int(s) or 1
+
+
+def _same_stream(a: int, b: int) -> bool:
+    return a == b or {a, b} == {0, 1}  # handle 0 is the legacy default stream, as 1 names it
+
+
+def await_producers(handle: int, named_views) -> None:
+    """Order the stream ``handle`` (the one the call launches on) after the streams that
+    CUDA-array-interface arguments name as their producers (``ArrayView.stream``): the
+    protocol's consumer side. Each other stream gets an event recorded on it, which
+    ``handle`` waits for: the GPU waits, the host does not (numba and CuPy synchronize the
+    producer stream on the host instead). ``named_views``: ``(name, view)`` pairs, views
+    None allowed. ``NUMBA_CUDA_ARRAY_INTERFACE_SYNC=0`` turns it off, as it turns off numba's
+    own wait."""
+    pending = []
+    for name, v in named_views:
+        s = None if v is None else v.stream
+        if s is not None and not _same_stream(s, handle) and all(s != p for _, p in pending):
+            pending.append((name, s))
+    if not pending or os.environ.get("NUMBA_CUDA_ARRAY_INTERFACE_SYNC", "1").strip() == "0":
+        return
+    drv = _driver()
+    ok = drv.CUresult.CUDA_SUCCESS
+    err, event = drv.cuEventCreate(drv.CUevent_flags.CU_EVENT_DISABLE_TIMING)
+    if err != ok:
+        raise NbkernelsError(f"could not create a CUDA event to wait for an argument's stream: "
+                             f"{err!r}")
+    try:
+        for name, s in pending:
+            (err,) = drv.cuEventRecord(event, drv.CUstream(s))
+            if err == ok:  # the wait takes the event's state now: the event can be recorded again
+                (err,) = drv.cuStreamWaitEvent(drv.CUstream(handle), event, 0)
+            if err != ok:
+                raise NbkernelsError(
+                    f"{name}: its __cuda_array_interface__ names stream {s:#x} as its producer; "
+                    f"expected a stream the call's stream {handle:#x} can wait for (one of the "
+                    f"same GPU, alive), got {err!r}")
+    finally:
+        drv.cuEventDestroy(event)
 
 
 def current_stream_handle(framework: str, device: int | None, stream=None) -> int:

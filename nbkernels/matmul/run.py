@@ -109,6 +109,9 @@ def execute(p: "api.Plan", alpha, beta, stream=None, epilogue=None, extras=()):
     c3 = _c_strides(vc, out_shape) if vc is not None else (0, 0, 0)
     beta_eff = beta if vc is not None else 0
     ext, ext_types = _extras(extras)
+    if not runner.simulated():  # CUDA-array-interface arguments produced on another stream
+        arrays.await_producers(handle, [("a", p.a), ("b", p.b), ("c", p.c), ("out", p.out)] + [
+            (f"extra[{i}]", v) for i, v in enumerate(ext) if isinstance(v, arrays.ArrayView)])
     epi_key = None if epilogue is None else id(epilogue)
     if p.variant == "simt":
         from . import simt_kernel as sk

@@ -169,6 +169,7 @@ class Call:
         self.allocs = []  # (tag, shape, dtype) of outputs and workspaces made by this call
         self.inputs = []  # (name, Rows) of the array arguments read
         self.outputs = []  # (name, Rows) of the caller's outputs as given
+        self._stream = None  # the raw stream of the launches, once asked (handle())
 
     # --- arguments ------------------------------------------------------------------------
     def _view(self, obj, name):
@@ -334,9 +335,16 @@ class Call:
         return runner.flat(r.view, np.uint8)
 
     def handle(self):
+        """The raw stream of this call's launches. Asked first, it also orders that stream
+        after the streams CUDA-array-interface arguments name (:func:`arrays.await_producers`):
+        every argument is checked by then, and nothing has been launched yet."""
         if self.sim:
             return 0
-        return arrays.current_stream_handle(self.first.framework, self.first.device, self.stream)
+        if self._stream is None:
+            h = arrays.current_stream_handle(self.first.framework, self.first.device, self.stream)
+            arrays.await_producers(h, [(n, r.view) for n, r in self.inputs + self.outputs])
+            self._stream = h
+        return self._stream
 
     def launch(self, kernel, sig, grid, block, args, tags, key_parts, smem=0):
         """Launch ``kernel``; ``tags`` name the arguments a repeat call changes: an array
