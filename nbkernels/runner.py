@@ -72,8 +72,13 @@ def scratch():
 
 
 
-def empty(like, shape, dtype):
-    """An uninitialised result in the framework of ``like`` (an ArrayView)."""
+def empty(like, shape, dtype, stream: int = 0):
+    """An uninitialised result in the framework of ``like`` (an ArrayView). ``stream``: the raw
+    handle the call launches on. A numba result (for numba and other array-interface inputs)
+    is bound to it where it is not the legacy default stream (0): numba's own copies of it
+    (``copy_to_host()``) then run on that stream after the call's kernels, and its
+    ``__cuda_array_interface__`` names it to the next consumer. CuPy and torch results are
+    ordered by their frameworks' current streams and take no handle."""
     if like.host:
         return np.empty(shape, dtype)
     if like.framework == "cupy":
@@ -85,9 +90,11 @@ def empty(like, shape, dtype):
         import torch
 
         return torch.empty(shape, dtype=arrays.torch_dtype_of(dtype), device=like.obj.device)
+    bound = cuda.external_stream(stream) if stream else 0
     if np.dtype(dtype) == arrays.BF16:  # numba has no bf16: its bits, declared bf16
-        return DeviceView(cuda.device_array(shape, np.uint16), declared=arrays.BF16)
-    return cuda.device_array(shape, dtype)
+        return DeviceView(cuda.device_array(shape, np.uint16, stream=bound),
+                          declared=arrays.BF16)
+    return cuda.device_array(shape, dtype, stream=bound)
 
 
 

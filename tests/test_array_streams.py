@@ -156,3 +156,75 @@ def test_cupy_and_torch_views_name_no_producer():
     x.dtype, x.shape, x.strides = np.dtype(np.float32), (4, 64), (256, 4)
     x.data, x.device = Mem(), types.SimpleNamespace(id=0)
     assert arrays.as_view(x, "x").stream is None
+
+
+class NumbaStand:
+    """``cuda.device_array`` and ``cuda.external_stream``, recorded."""
+
+    def __init__(self):
+        self.made = []
+
+    def external_stream(self, handle):
+        return ("ext", handle)
+
+    def device_array(self, shape, dtype, stream=0):
+        self.made.append((tuple(shape), np.dtype(dtype), stream))
+        return Cai(shape, stream=None if stream == 0 else stream[1],
+                   typestr=np.dtype(dtype).str)
+
+
+@pytest.mark.parametrize("dtype, held", [(np.float32, np.float32), (np.float16, np.float16),
+                                         (arrays.BF16, np.uint16)])
+@pytest.mark.parametrize("stream", [0, 0x7000])
+def test_a_numba_result_is_bound_to_the_calls_stream(monkeypatch, driver, dtype, held, stream):
+    """Bound, numba's own ``copy_to_host()`` runs on that stream after the call's kernels (on
+    the legacy stream it would not wait for a non-blocking one), and the result's interface
+    names the stream to its next consumer. No binding for the legacy default stream."""
+    from nbkernels import runner
+
+    stand = NumbaStand()
+    monkeypatch.setattr(runner, "cuda", stand)
+    like = view(None)
+    y = runner.empty(like, (4, 64), dtype, stream)
+    assert stand.made == [((4, 64), np.dtype(held), ("ext", stream) if stream else 0)]
+    assert y.__cuda_array_interface__.get("stream") == (stream or None)
+
+
+@pytest.mark.parametrize("framework, stream, bound", [("cai", 0x7000, 0x7000), ("cai", None, 0),
+                                                      ("numba", 0x7000, 0x7000),
+                                                      ("cupy", 0x7000, 0), ("torch", 0x7000, 0)])
+def test_a_row_calls_allocated_result_takes_the_given_stream_for_numba_inputs(
+        monkeypatch, driver, framework, stream, bound):
+    from nbkernels import runner
+
+    made = []
+    monkeypatch.setattr(arrays, "current_stream_handle", lambda fw, dev, s: arrays.raw_handle(s))
+    monkeypatch.setattr(runner, "empty",
+                        lambda like, shape, dtype, s=0: made.append(s) or Cai(shape, ptr=1 << 24))
+    call = host.Call("softmax", stream)
+    call.sim = False
+    x = call.rows(Cai((4, 64)), "x")
+    call.first.framework = framework
+    call.output(None, "out", x)
+    assert made == [bound]
+
+
+@pytest.mark.parametrize("stream", [0, 0x7000])
+def test_a_padded_numba_result_is_bound_too(monkeypatch, driver, stream):
+    """Rows whose length is no 16-byte multiple: the numba result is the padded array itself,
+    bound as the unpadded one would be."""
+    class Dev:
+        def __init__(self, buf, bound=None):
+            self.buf, self.bound = buf, bound
+            self.__cuda_array_interface__ = dict(shape=buf.shape, typestr=buf.dtype.str,
+                                                 data=(1 << 20, False), strides=None, version=3,
+                                                 stream=bound)
+
+        def bind(self, s):
+            return Dev(self.buf, s[1])
+
+    monkeypatch.setattr(host, "cuda", types.SimpleNamespace(to_device=Dev,
+                                                            external_stream=lambda h: ("ext", h)))
+    padded = host._padded(view(None, shape=(4, 61)), copy=False, stream=stream)
+    assert padded.shape == (4, 61)
+    assert padded.__cuda_array_interface__["stream"] == (stream or None)

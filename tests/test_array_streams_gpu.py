@@ -135,3 +135,48 @@ def test_gemm_waits_for_its_operand_streams(which):
     got = settle(y).astype(np.float64)
     err = np.max(np.abs(got - want)) / np.max(np.abs(want))
     assert np.isfinite(got).all() and err < 5e-3, (which, err)
+
+
+@pytest.mark.parametrize("op", ["softmax", "gemm"])
+def test_a_numba_result_is_bound_to_the_given_stream(op):
+    """The producer side: with ``stream=`` a non-blocking stream held back ~100 ms before the
+    call, the numba result's interface names that stream, and numba's own ``copy_to_host()``
+    (no stream given, no synchronization before it) returns the call's values: it runs on the
+    bound stream after the kernels. On the legacy stream it would read the memory before the
+    kernels wrote it (stale values of a first call on other inputs, or garbage)."""
+    cupy = pytest.importorskip("cupy")
+    import nbkernels
+    from numba import cuda
+    from nbkernels.rows import softmax_ref
+
+    from .torch_streams import cupy_sleep
+
+    rng = np.random.default_rng()
+    t = cupy.cuda.Stream(non_blocking=True)
+    if op == "softmax":
+        shape = (300, 5000)
+        fn = lambda x: nbkernels.softmax(x, stream=t)  # noqa: E731
+        want = lambda xs: softmax_ref(xs[0])  # noqa: E731
+        make = lambda: [(rng.standard_normal(shape) * 5).astype(np.float32)]  # noqa: E731
+    else:
+        fn = lambda a, b: nbkernels.gemm(a, b, stream=t)  # noqa: E731
+        want = lambda xs: xs[0].astype(np.float64) @ xs[1].astype(np.float64)  # noqa: E731
+        make = lambda: [rng.standard_normal((512, 384)).astype(np.float16),  # noqa: E731
+                        rng.standard_normal((384, 256)).astype(np.float16)]
+    first = [cuda.to_device(v) for v in make()]
+    fn(*first)  # compiled and loaded; its result, freed, may lend the next one its memory
+    cuda.synchronize()
+    values = make()
+    args = [cuda.to_device(v) for v in values]
+    cuda.synchronize()
+    cupy_sleep(t, HOLD_MS)
+    y = fn(*args)
+    assert y.__cuda_array_interface__["stream"] == t.ptr
+    got = y.copy_to_host().astype(np.float64)
+    ref = want(values)
+    if op == "softmax":
+        m = mismatch("softmax's numba result read back at once", got, ref, "float32")
+        assert m is None, m
+    else:
+        err = np.max(np.abs(got - ref)) / np.max(np.abs(ref))
+        assert np.isfinite(got).all() and err < 5e-3, err

@@ -100,11 +100,12 @@ def execute(p: "api.Plan", alpha, beta, stream=None, epilogue=None, extras=()):
             vb = _kmajor_copy(vb, "b", transpose=True, pad=pad)
     batched = va.ndim == 3 or vb.ndim == 3
     out_shape = (p.batch, p.m, p.n) if batched else (p.m, p.n)
-    result = p.out.obj if p.out is not None else runner.empty(va, out_shape, p.result_dtype)
+    handle = 0 if runner.simulated() else arrays.current_stream_handle(va.framework, va.device, stream)
+    result = p.out.obj if p.out is not None else runner.empty(va, out_shape, p.result_dtype,
+                                                             handle)
     vd = p.out if p.out is not None else arrays.as_view(result, "out")
     if p.m == 0 or p.n == 0 or p.batch == 0:
         return result
-    handle = 0 if runner.simulated() else arrays.current_stream_handle(va.framework, va.device, stream)
     d3 = (_bstride(vd),) + tuple(vd.strides[-2:])
     c3 = _c_strides(vc, out_shape) if vc is not None else (0, 0, 0)
     beta_eff = beta if vc is not None else 0

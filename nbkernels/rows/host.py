@@ -124,10 +124,10 @@ def same_rows(a: Rows, b: Rows) -> bool:
             and _address(a.view) == _address(b.view) and (a.rows <= 1 or a.stride == b.stride))
 
 
-def _padded(v: arrays.ArrayView, copy: bool = True):
+def _padded(v: arrays.ArrayView, copy: bool = True, stream: int = 0):
     """A view of ``v``'s values (``copy``) in rows padded to whole 16-byte words, in a fresh
     (aligned) allocation of the same framework: the slower safe path for misaligned, strided
-    or overlapping operands."""
+    or overlapping operands. ``stream``: as :func:`runner.empty`'s, for a numba result."""
     shape = tuple(v.shape)
     per = 16 // v.dtype.itemsize
     wide = shape[:-1] + (-(-max(shape[-1], 1) // per) * per,)
@@ -149,6 +149,7 @@ def _padded(v: arrays.ArrayView, copy: bool = True):
         if copy:
             buf[..., : shape[-1]] = host.view(dt) if host.dtype != dt else host
         d = cuda.to_device(buf)
+        d = d.bind(cuda.external_stream(stream)) if stream else d
         return runner.DeviceView(d, shape, buf.strides, declared=v.dtype)
     view = buf[..., : shape[-1]]
     if copy:
@@ -236,7 +237,7 @@ class Call:
         """Where a result goes: ``obj`` (checked) or a new array like x's framework."""
         shape = tuple(like.view.shape[:-1]) + (n if n is not None else like.n,)
         if obj is None:
-            made = runner.empty(self.first, shape, like.view.dtype)
+            made = runner.empty(self.first, shape, like.view.dtype, self._result_stream())
             v = arrays.as_view(made, name)
             if _aligned(v, like.rows, shape[-1]):
                 self.allocs.append((name, shape, like.view.dtype))
@@ -245,7 +246,7 @@ class Call:
             # them into the result (a numba or CUDA-array-interface result is the padded view
             # itself: those objects have no strided copy)
             self.replayable = False
-            padded = _padded(v, copy=False)
+            padded = _padded(v, copy=False, stream=self._result_stream())
             pv = arrays.as_view(padded, name)
             if v.framework in ("numba", "cai"):
                 return Rows(pv, like.rows, shape[-1], _row_stride(pv), padded)
@@ -267,6 +268,14 @@ class Call:
             pv = arrays.as_view(_padded(out.view, copy=False), name)
             out = Rows(pv, like.rows, shape[-1], _row_stride(pv), obj, True)
         return out
+
+    def _result_stream(self) -> int:
+        """The raw stream a numba result is bound to (:func:`runner.empty`): the ``stream=``
+        given, for numba and other array-interface inputs; 0 otherwise (their results take
+        their framework's own stream, or, with no ``stream=``, the legacy default one)."""
+        if self.sim or self.stream is None or self.first.framework not in ("numba", "cai"):
+            return 0
+        return arrays.current_stream_handle(self.first.framework, self.first.device, self.stream)
 
     def _user_rows(self, obj) -> Rows:
         """The caller's array (checked already) as rows, before any copy, for the overlap
