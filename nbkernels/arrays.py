@@ -250,10 +250,6 @@ def call_with_dlpack(fn, args: tuple, kw: dict):
         like = x if like is None else like
         return new
 
-    args = tuple(conv(f"argument {i}", x) for i, x in enumerate(args))
-    kw = {k: conv(k, x) for k, x in kw.items()}
-    res = fn(*args, **kw)
-
     def back(r):
         if id(r) in swapped:
             return swapped[id(r)]
@@ -261,7 +257,35 @@ def call_with_dlpack(fn, args: tuple, kw: dict):
             return type(r)(back(x) for x in r)
         return r if like is None or r is None or np.isscalar(r) else _to_framework(r, like)
 
-    return back(res)
+    with _dlpack_stream(args, kw):
+        args = tuple(conv(f"argument {i}", x) for i, x in enumerate(args))
+        kw = {k: conv(k, x) for k, x in kw.items()}
+        return back(fn(*args, **kw))
+
+
+def _dlpack_stream(args, kw):
+    """With ``stream=``, that stream made CuPy's (else torch's) current one on the device of
+    the first GPU array read through DLPack (:func:`on_stream`), for the whole exchange: the
+    ``from_dlpack`` that reads an argument passes the current stream, so the producer orders
+    its pending writes before that stream's work (the call's kernels), and a result handed
+    back makes its consumer wait for that stream, where the call's kernels ran. Without
+    ``stream=`` the current stream is already the call's."""
+    stream = kw.get("stream")
+    if stream is None:
+        return contextlib.nullcontext()
+    for x in (*args, *kw.values()):
+        if via_dlpack(x):
+            kind, dev = x.__dlpack_device__()
+            if kind != _DL_CUDA:
+                return contextlib.nullcontext()
+            try:
+                import cupy  # noqa: F401
+
+                framework = "cupy"
+            except ImportError:
+                framework = "torch"
+            return on_stream(framework, int(dev), stream)
+    return contextlib.nullcontext()
 
 
 def span(shape, strides, itemsize: int) -> tuple:

@@ -94,6 +94,51 @@ def test_an_array_interface_object_of_another_framework_goes_through_dlpack(fram
     assert isinstance(res, DLArray)
 
 
+@pytest.mark.parametrize("stream", [None, 0x7000])
+def test_with_a_stream_the_exchange_both_ways_runs_with_it_current(monkeypatch, stream):
+    """``from_dlpack`` passes the current stream to the producer: with ``stream=`` that stream
+    must be current while the arguments are read and while the results are handed back (the
+    consumer then waits for it, where the kernels ran), on the device the arrays are on."""
+    class GpuArray(DLArray):
+        def __dlpack_device__(self):
+            return (2, 1)  # kDLCUDA, device 1
+
+    GpuArray.__module__ = FAKE
+    log, current = [], [None]
+
+    class Made:  # what the exchange hands the call
+        def __init__(self, x):
+            self.x = x
+
+    def on_stream(framework, device, s):
+        class Ctx:
+            def __enter__(self):
+                log.append(("enter", device, s))
+                current[0] = s
+
+            def __exit__(self, *exc):
+                log.append(("exit",))
+                current[0] = None
+        return Ctx()
+
+    monkeypatch.setattr(arrays, "on_stream", on_stream)
+    monkeypatch.setattr(arrays, "_from_dlpack",
+                        lambda x, name: log.append(("read", name, current[0])) or Made(x))
+    monkeypatch.setattr(arrays, "_to_framework",
+                        lambda r, like: log.append(("back", current[0])) or r)
+
+    def call(x, *, stream=None):
+        log.append(("call", stream, current[0]))
+        return np.ones(2)
+
+    arrays.call_with_dlpack(call, (GpuArray(np.zeros(2)),), {"stream": stream})
+    if stream is None:
+        assert log == [("read", "argument 0", None), ("call", None, None), ("back", None)]
+    else:
+        assert log == [("enter", 1, stream), ("read", "argument 0", stream),
+                       ("call", stream, stream), ("back", stream), ("exit",)]
+
+
 def test_out_of_an_immutable_framework_is_refused(monkeypatch):
     class JaxLike(DLArray):
         pass
@@ -147,3 +192,42 @@ def test_gemm_and_row_ops_on_dlpack_arrays(framework, dtype):
         assert isinstance(r, DLArray), name
         m = row_cases.mismatch(name, cupy.asnumpy(cupy.from_dlpack(r)), want, dtype)
         assert m is None, m
+
+
+@pytest.mark.gpu
+def test_with_a_stream_a_dlpack_argument_is_read_after_its_producers_work(framework):
+    """A DLPack array whose producer still writes it on its own non-blocking stream (as JAX
+    does: its ``__dlpack__(stream=s)`` makes ``s`` wait for that work), passed with ``stream=``
+    another non-blocking stream: the exchange must name the given stream to the producer. Had
+    it named the current (legacy) stream, the kernels would read the array's NaN."""
+    cupy = pytest.importorskip("cupy")
+    from .torch_streams import cupy_sleep
+
+    class Produced(DLArray):
+        def __init__(self, x, stream):
+            super().__init__(x)
+            self.stream = stream
+
+        def __dlpack__(self, stream=None, **kw):
+            with self.stream:  # CuPy orders its current stream before the consumer's
+                return self._x.__dlpack__(stream=stream, **kw)
+
+    Produced.__module__ = FAKE
+    rng = np.random.default_rng()
+    xh = (rng.standard_normal((300, 5000)) * 5).astype(np.float32)
+    t = cupy.cuda.Stream(non_blocking=True)
+    nbkernels.softmax(DLArray(cupy.asarray(xh)), stream=t)  # compiled and loaded
+    cupy.cuda.Device().synchronize()
+    p = cupy.cuda.Stream(non_blocking=True)
+    x = cupy.full(xh.shape, np.nan, np.float32)
+    src = cupy.asarray(xh)
+    cupy.cuda.Device().synchronize()
+    cupy_sleep(p, 100)
+    with p:
+        x[...] = src  # lands ~100 ms later, on the producer's stream
+    res = nbkernels.softmax(Produced(x, p), stream=t)
+    t.synchronize()
+    got = cupy.asnumpy(cupy.from_dlpack(res))
+    m = row_cases.mismatch("softmax of a DLPack array still being written", got,
+                           row_cases.softmax_ref(xh), "float32")
+    assert m is None, m
