@@ -228,3 +228,20 @@ def test_a_padded_numba_result_is_bound_too(monkeypatch, driver, stream):
     padded = host._padded(view(None, shape=(4, 61)), copy=False, stream=stream)
     assert padded.shape == (4, 61)
     assert padded.__cuda_array_interface__["stream"] == (stream or None)
+
+
+def test_a_row_call_asks_for_its_stream_once(monkeypatch, driver):
+    """A numba result bound to ``stream=`` and the launches take one answer (one device check
+    of the given stream per call)."""
+    from nbkernels import runner
+
+    asked = []
+    monkeypatch.setattr(arrays, "current_stream_handle",
+                        lambda fw, dev, s: asked.append(s) or arrays.raw_handle(s))
+    monkeypatch.setattr(runner, "empty", lambda like, shape, dtype, s=0: Cai(shape, ptr=1 << 24))
+    call = host.Call("softmax", 0x7000)
+    call.sim = False
+    x = call.rows(Cai((4, 64)), "x")
+    call.output(None, "out", x)
+    assert call.handle() == call.handle() == 0x7000
+    assert asked == [0x7000]

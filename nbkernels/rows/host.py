@@ -170,7 +170,8 @@ class Call:
         self.allocs = []  # (tag, shape, dtype) of outputs and workspaces made by this call
         self.inputs = []  # (name, Rows) of the array arguments read
         self.outputs = []  # (name, Rows) of the caller's outputs as given
-        self._stream = None  # the raw stream of the launches, once asked (handle())
+        self._stream = None  # the raw stream of the launches, once asked (_launch_stream())
+        self._awaited = False  # the producer streams waited for (handle())
 
     # --- arguments ------------------------------------------------------------------------
     def _view(self, obj, name):
@@ -275,7 +276,13 @@ class Call:
         their framework's own stream, or, with no ``stream=``, the legacy default one)."""
         if self.sim or self.stream is None or self.first.framework not in ("numba", "cai"):
             return 0
-        return arrays.current_stream_handle(self.first.framework, self.first.device, self.stream)
+        return self._launch_stream()
+
+    def _launch_stream(self) -> int:
+        if self._stream is None:
+            self._stream = arrays.current_stream_handle(self.first.framework, self.first.device,
+                                                        self.stream)
+        return self._stream
 
     def _user_rows(self, obj) -> Rows:
         """The caller's array (checked already) as rows, before any copy, for the overlap
@@ -349,11 +356,11 @@ class Call:
         every argument is checked by then, and nothing has been launched yet."""
         if self.sim:
             return 0
-        if self._stream is None:
-            h = arrays.current_stream_handle(self.first.framework, self.first.device, self.stream)
+        h = self._launch_stream()
+        if not self._awaited:
             arrays.await_producers(h, [(n, r.view) for n, r in self.inputs + self.outputs])
-            self._stream = h
-        return self._stream
+            self._awaited = True
+        return h
 
     def launch(self, kernel, sig, grid, block, args, tags, key_parts, smem=0):
         """Launch ``kernel``; ``tags`` name the arguments a repeat call changes: an array
