@@ -36,6 +36,9 @@ class ArrayView:
     #: entry; None where it names none, and for every other framework): the call's stream
     #: waits for it before a kernel touches the array (:func:`await_producers`)
     stream: int | None = None
+    #: the data may not be written: a NumPy array whose ``flags.writeable`` is off, or an
+    #: array-interface object whose ``data`` says read-only (:func:`check_writable`)
+    readonly: bool = False
 
     @property
     def ndim(self):
@@ -116,7 +119,7 @@ def as_view(obj, name: str) -> ArrayView:
         # see what a device copy of the whole allocation (or the simulator) would see.
         return ArrayView(_offset_in_owner(obj), obj.shape,
                          _elem_strides(obj.strides, obj.itemsize, name), obj.dtype, "numpy",
-                         None, obj, host=True)
+                         None, obj, host=True, readonly=not obj.flags.writeable)
     if fw == "cupy":
         dt = np.dtype(obj.dtype)
         return ArrayView(int(obj.data.ptr), tuple(obj.shape),
@@ -135,6 +138,9 @@ def as_view(obj, name: str) -> ArrayView:
                          "torch", int(obj.device.index), obj)
     if fw in ("numba", "cai"):
         cai = obj.__cuda_array_interface__
+        if cai.get("mask") is not None:
+            raise NbkernelsError(f"{name}: its __cuda_array_interface__ has a mask; expected an "
+                                 "unmasked array (nbkernels reads and writes every element)")
         declared = getattr(obj, "nbk_dtype", None)  # (a dtype is falsy: test for None)
         dt = np.dtype(declared if declared is not None else cai["typestr"])
         if dt.kind == "V" and declared is None:
@@ -150,7 +156,7 @@ def as_view(obj, name: str) -> ArrayView:
         ptr = int(cai["data"][0] or 0)
         dev = _device_of_pointer(ptr) if ptr else None
         return ArrayView(ptr, shape, strides, dt, fw, dev, obj,
-                         stream=_producer_stream(cai, name))
+                         stream=_producer_stream(cai, name), readonly=bool(cai["data"][1]))
     raise NbkernelsError(
         f"{name}: expected a NumPy, CuPy or torch array or an object with "
         f"__cuda_array_interface__ or DLPack, got {type(obj).__name__}")
@@ -515,6 +521,15 @@ def raw_handle(stream) -> int:
         return stream
     raise NbkernelsError(
         f"stream: expected a CuPy, torch or numba stream or a raw handle, got {type(stream)}")
+
+
+def check_writable(v: ArrayView, name: str, who: str | None = None) -> None:
+    """Refuse an output the caller's array marks read-only, before anything runs."""
+    if v.readonly:
+        how = "flags.writeable is False" if v.framework == "numpy" else \
+            "its __cuda_array_interface__ data is marked read-only"
+        raise NbkernelsError(f"{who + ': ' if who else ''}{name} is read-only ({how}); expected "
+                             "a writable array")
 
 
 def _producer_stream(cai: dict, name: str) -> int | None:

@@ -1,6 +1,7 @@
-"""The consumer side of the CUDA Array Interface's ``stream`` entry (v3), on the CPU with a
-stand-in for the driver: which streams a call waits for, through what, and the errors.
-tests/test_array_streams_gpu.py runs it against work still queued on a GPU."""
+"""The CUDA Array Interface's ``stream`` entry (v3) both ways, on the CPU with stand-ins for
+the driver and numba: which streams a call waits for, through what, and the errors; numba
+results bound to the call's stream; read-only arrays marked. tests/test_array_streams_gpu.py
+runs the streams against work still queued on a GPU."""
 import types
 
 import numpy as np
@@ -245,3 +246,13 @@ def test_a_row_call_asks_for_its_stream_once(monkeypatch, driver):
     call.output(None, "out", x)
     assert call.handle() == call.handle() == 0x7000
     assert asked == [0x7000]
+
+
+def test_read_only_arrays_are_marked(driver):
+    x = np.ones((4, 64), np.float32)
+    assert not arrays.as_view(x, "x").readonly
+    x.flags.writeable = False
+    assert arrays.as_view(x, "x").readonly
+    ro = Cai()
+    ro.__cuda_array_interface__["data"] = (1 << 20, True)
+    assert arrays.as_view(ro, "x").readonly and not view(None).readonly

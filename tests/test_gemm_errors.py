@@ -16,9 +16,15 @@ BF16 = np.dtype(ml_dtypes.bfloat16)
 class FakeDeviceArray:
     """Something with __cuda_array_interface__ (no memory behind it: plan never touches it)."""
 
-    def __init__(self, shape, typestr, ptr=0x7000_0000_0000):
-        self.__cuda_array_interface__ = {"shape": shape, "typestr": typestr, "data": (ptr, False),
-                                         "version": 3, "strides": None}
+    def __init__(self, shape, typestr, ptr=0x7000_0000_0000, readonly=False, **extra):
+        self.__cuda_array_interface__ = {"shape": shape, "typestr": typestr,
+                                         "data": (ptr, readonly), "version": 3, "strides": None,
+                                         **extra}
+
+
+def _readonly(x):
+    x.flags.writeable = False
+    return x
 
 
 def _ops(m=32, k=16, n=24, dtype=np.float16):
@@ -61,6 +67,13 @@ CASES = [
     (lambda a, b: plan(a, FakeDeviceArray((16, 24), "<V2")),
      r"b: its __cuda_array_interface__ typestr '<V2' does not say which 16-bit type"),
     (lambda a, b: plan(a, [[1.0]]), r"b: expected a NumPy, CuPy or torch array"),
+    (lambda a, b: plan(a, b, out=_readonly(np.empty((32, 24), np.float16))),
+     r"gemm: out is read-only \(flags.writeable is False\); expected a writable array"),
+    (lambda a, b: plan(FakeDeviceArray((32, 16), "<f2"), FakeDeviceArray((16, 24), "<f2"),
+                       out=FakeDeviceArray((32, 24), "<f2", readonly=True)),
+     r"gemm: out is read-only \(its __cuda_array_interface__ data is marked read-only\)"),
+    (lambda a, b: plan(a, FakeDeviceArray((16, 24), "<f2", mask=FakeDeviceArray((16, 24), "|b1"))),
+     r"b: its __cuda_array_interface__ has a mask; expected an unmasked array"),
     (lambda a, b: plan(a, b, tile=TileConfig(256, 256, 64, 4, 4, 8)),
      r"needs 262144 B of shared memory; this device allows"),
     (lambda a, b: plan(a, b, out=np.lib.stride_tricks.as_strided(np.empty(24, np.float16),

@@ -32,6 +32,11 @@ CASES = [
      ["residual_out", "residual"]),
     ("outputs share memory", "nbk.rms_norm(x, w, residual=x + 1, out=out, residual_out=out)",
      "NbkernelsError", ["residual_out", "shares memory with out"]),
+    ("read-only out", "nbk.softmax(x, out=ro(out))", "NbkernelsError",
+     ["softmax: out is read-only", "flags.writeable"]),
+    ("read-only residual_out", "nbk.rms_norm(x, w, residual=x + 1, out=out, "
+     "residual_out=ro(np.empty_like(x)))", "NbkernelsError",
+     ["rms_norm: residual_out is read-only"]),
     ("config", "nbk.softmax(x, out=out, config=nbk.RowConfig('warp', 64))", "NbkernelsError",
      ["warp", "32"]),
     ("config too small", "nbk.softmax(np.ones((2, 5000), np.float32), "
@@ -44,6 +49,13 @@ import numpy as np
 import nbkernels as nbk
 x = np.random.default_rng().standard_normal((3, 64)).astype(np.float32)
 w = np.ones(64, np.float32)
+
+
+def ro(a):
+    a.flags.writeable = False
+    return a
+
+
 res = []
 for label, src, _, _ in json.loads(sys.argv[1]):
     out = np.full((3, 64), 7.0, np.float32)

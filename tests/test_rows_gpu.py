@@ -338,3 +338,17 @@ def test_stream_argument_orders_the_calls_copies_and_temporaries(what):
         del junk
         m = mismatch(f"softmax on a held-back stream ({what})", y.get(), want, "float32")
         assert m is None, m
+
+
+def test_a_read_only_numpy_out_is_refused_before_the_work():
+    """NumPy arrays with a GPU present go through device copies (``host.via_device``): a
+    read-only ``out`` is refused by name before anything runs, and keeps its values."""
+    import nbkernels
+    from nbkernels.errors import NbkernelsError
+
+    x = np.random.default_rng().standard_normal((8, 256)).astype(np.float32)
+    out = np.full_like(x, 7.0)
+    out.flags.writeable = False
+    with pytest.raises(NbkernelsError, match=r"out is read-only \(flags.writeable is False\)"):
+        nbkernels.softmax(x, out=out)
+    assert (out == 7.0).all()

@@ -203,6 +203,7 @@ def plan(a, b, c=None, *, alpha=1, beta=0, out=None, precision=None, variant=Non
     out_shape = (batch, m, n) if batched else (m, n)
     rdt = np.dtype(arrays.BF16 if RESULT_DTYPE[da] == "bfloat16" else RESULT_DTYPE[da])
     if vo is not None:
+        arrays.check_writable(vo, "out", "gemm")
         if tuple(vo.shape) != out_shape:
             raise NbkernelsError(f"gemm: out must have shape {out_shape}, got {tuple(vo.shape)}")
         if vo.dtype != rdt:

@@ -254,6 +254,7 @@ class Call:
             return Rows(pv, like.rows, shape[-1], _row_stride(pv), made, True)
         out = self._rows(obj, name, like, n)
         mine = out if out.view.obj is obj else self._user_rows(obj)  # as given, not a copy
+        arrays.check_writable(mine.view, name, self.who)
         for other, r in self.outputs:
             if rows_meet(mine, r):
                 raise NbkernelsError(f"{self.who}: {name} shares memory with {other}, expected "
@@ -463,6 +464,9 @@ def via_device(fn, arrays_in: dict, outs: dict, **kw):
         d = cuda.to_device(np.ascontiguousarray(bits))
         return runner.DeviceView(d, declared=arrays.BF16) if h.dtype == arrays.BF16 else d
 
+    for name, user in outs.items():  # before the work: a read-only out stays as it was
+        if user is not None:
+            arrays.check_writable(arrays.as_view(user, name), name)
     first = next(x for x in arrays_in.values() if x is not None)
     torch_cpu = type(first).__module__.startswith("torch")
     res = fn(**{k: dev(x) for k, x in arrays_in.items()}, **kw)
