@@ -256,3 +256,15 @@ def test_read_only_arrays_are_marked(driver):
     ro = Cai()
     ro.__cuda_array_interface__["data"] = (1 << 20, True)
     assert arrays.as_view(ro, "x").readonly and not view(None).readonly
+
+
+def test_the_device_copy_path_refuses_a_read_only_out_before_the_work():
+    """NumPy arrays with a GPU present go through ``host.via_device``: a read-only ``out`` is
+    refused, naming the operation, before any copy or kernel."""
+    out = np.full((4, 64), 7.0, np.float32)
+    out.flags.writeable = False
+    ran = []
+    with pytest.raises(NbkernelsError, match=r"softmax: out is read-only \(flags.writeable"):
+        host.via_device(lambda x: ran.append(x), {"x": np.ones((4, 64), np.float32)},
+                        {"out": out}, "softmax")
+    assert not ran and (out == 7.0).all()

@@ -349,6 +349,7 @@ def test_a_read_only_numpy_out_is_refused_before_the_work():
     x = np.random.default_rng().standard_normal((8, 256)).astype(np.float32)
     out = np.full_like(x, 7.0)
     out.flags.writeable = False
-    with pytest.raises(NbkernelsError, match=r"out is read-only \(flags.writeable is False\)"):
+    with pytest.raises(NbkernelsError,
+                       match=r"softmax: out is read-only \(flags.writeable is False\)"):
         nbkernels.softmax(x, out=out)
     assert (out == 7.0).all()

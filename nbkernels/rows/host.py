@@ -452,9 +452,10 @@ def _copy_into(dst, src):
 
 
 # --- NumPy / torch-CPU arrays with a GPU present ---------------------------------------------
-def via_device(fn, arrays_in: dict, outs: dict, **kw):
+def via_device(fn, arrays_in: dict, outs: dict, who: str | None = None, **kw):
     """Run ``fn`` on device copies of host arrays and copy the results back: into ``outs``
-    where given, else as new arrays of the caller's type (NumPy, or torch for torch CPU)."""
+    where given, else as new arrays of the caller's type (NumPy, or torch for torch CPU).
+    ``who``: the operation, named in errors."""
     def dev(x):
         if x is None:
             return None
@@ -466,7 +467,7 @@ def via_device(fn, arrays_in: dict, outs: dict, **kw):
 
     for name, user in outs.items():  # before the work: a read-only out stays as it was
         if user is not None:
-            arrays.check_writable(arrays.as_view(user, name), name)
+            arrays.check_writable(arrays.as_view(user, name), name, who)
     first = next(x for x in arrays_in.values() if x is not None)
     torch_cpu = type(first).__module__.startswith("torch")
     res = fn(**{k: dev(x) for k, x in arrays_in.items()}, **kw)

@@ -355,7 +355,7 @@ def _layer_norm(x, weight, bias, eps, *, out, stream=None, config, named, key, p
     if host.needs_device_copy(x, weight, bias, out):
         return host.via_device(
             lambda x, weight, bias: layer_norm(x, weight, bias, eps, config=config),
-            {"x": x, "weight": weight, "bias": bias}, {"out": out})
+            {"x": x, "weight": weight, "bias": bias}, {"out": out}, "layer_norm")
     call = host.Call("layer_norm", stream)
     X = call.rows(x, "x")
     W = call.vector(weight, "weight", X) if weight is not None else None

@@ -270,7 +270,7 @@ def _rms_norm(x, weight, eps, *, residual, out, residual_out, stream=None, confi
         res = host.via_device(
             lambda x, weight, residual: rms_norm(x, weight, eps, residual=residual,
                                                  config=config),
-            {"x": x, "weight": weight, "residual": residual}, outs)
+            {"x": x, "weight": weight, "residual": residual}, outs, "rms_norm")
         return NormWithResidual(*res) if residual is not None else res
     call = host.Call("rms_norm", stream)
     X = call.rows(x, "x")

@@ -191,7 +191,7 @@ def softmax(x, axis=-1, *, out=None, stream=None, config=None):
 def _softmax(x, *, out, stream=None, config, named, key, ptrs):
     """A call the repeat path did not take (as ``layer_norm_kernel._layer_norm``)."""
     if host.needs_device_copy(x, out):
-        return host.via_device(lambda x: softmax(x, config=config), {"x": x}, {"out": out})
+        return host.via_device(lambda x: softmax(x, config=config), {"x": x}, {"out": out}, "softmax")
     call = host.Call("softmax", stream)
     X = call.rows(x, "x")
     Y = call.output(out, "out", X)

@@ -145,7 +145,7 @@ def _swiglu(gate, up, *, out, stream=None, config, named, key, ptrs):
         if up is None:  # split the host array here: device copies of the halves follow
             gate, up, _ = _halves(gate)
         return host.via_device(lambda gate, up: swiglu(gate, up, config=config),
-                               {"gate": gate, "up": up}, {"out": out})
+                               {"gate": gate, "up": up}, {"out": out}, "swiglu")
     call = host.Call("swiglu", stream)
     if up is None:
         g_obj, u_obj, d = _halves(gate)
