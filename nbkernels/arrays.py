@@ -172,7 +172,7 @@ def via_dlpack(x) -> bool:
     array of a framework nbkernels does not read natively (not NumPy, CuPy, torch or numba:
     JAX, Paddle, ...), with or without ``__cuda_array_interface__``. Through DLPack its results
     come back in its own framework, and the producer's pending work is ordered before the
-    call (the array interface's stream would be ignored; JAX offers it for some dtypes only)."""
+    call for every dtype (JAX offers the array interface for some dtypes only)."""
     return (hasattr(x, "__dlpack__") and hasattr(x, "__dlpack_device__")
             and _framework(x) in ("unknown", "cai"))
 
@@ -187,19 +187,22 @@ def _from_dlpack(x, name: str):
     if kind != _DL_CUDA:
         raise NbkernelsError(f"{name}: its DLPack device type is {kind}; expected CUDA device "
                              f"memory ({_DL_CUDA}) or host memory ({_DL_CPU})")
-    try:
-        import cupy
-
-        return cupy.from_dlpack(x)
-    except ImportError:
-        pass
-    try:
-        import torch
-
-        return torch.from_dlpack(x)
-    except ImportError:
+    mod = _gpu_exchange()
+    if mod is None:
         raise NbkernelsError(f"{name}: a DLPack array ({type(x).__name__}) on the GPU is read "
-                             "through CuPy or torch; install one of them") from None
+                             "through CuPy or torch; install one of them")
+    return mod.from_dlpack(x)
+
+
+def _gpu_exchange():
+    """The package GPU arrays read through DLPack become: CuPy, else torch; None without
+    either."""
+    for name in ("cupy", "torch"):
+        try:
+            return __import__(name)
+        except ImportError:
+            pass
+    return None
 
 
 #: frameworks whose arrays must not be written in place (``out=`` is refused for them)
@@ -282,15 +285,10 @@ def _dlpack_stream(args, kw):
     for x in (*args, *kw.values()):
         if via_dlpack(x):
             kind, dev = x.__dlpack_device__()
-            if kind != _DL_CUDA:
+            mod = _gpu_exchange()
+            if kind != _DL_CUDA or mod is None:  # (_from_dlpack says what is wrong)
                 return contextlib.nullcontext()
-            try:
-                import cupy  # noqa: F401
-
-                framework = "cupy"
-            except ImportError:
-                framework = "torch"
-            return on_stream(framework, int(dev), stream)
+            return on_stream(mod.__name__, int(dev), stream)
     return contextlib.nullcontext()
 
 

@@ -122,6 +122,7 @@ def test_with_a_stream_the_exchange_both_ways_runs_with_it_current(monkeypatch, 
         return Ctx()
 
     monkeypatch.setattr(arrays, "on_stream", on_stream)
+    monkeypatch.setattr(arrays, "_gpu_exchange", lambda: types.SimpleNamespace(__name__="cupy"))
     monkeypatch.setattr(arrays, "_from_dlpack",
                         lambda x, name: log.append(("read", name, current[0])) or Made(x))
     monkeypatch.setattr(arrays, "_to_framework",
