@@ -36,7 +36,10 @@ SIZES = (512, 1024, 2048, 4096, 8192)
 LLM_SHAPES = ("16x4096x4096", "4096x11008x4096", "8192x8192x1024")
 
 # compute capability each forced variant needs; sm_90a code runs on 9.0 alone
-_NEEDS = {"sm80": lambda cc: cc >= (8, 0), "sm90a": lambda cc: cc == (9, 0)}
+_NEEDS = {"sm80": lambda cc: cc >= (8, 0), "sm90a": lambda cc: cc == (9, 0),
+          "dmma": lambda cc: cc >= (8, 0)}
+# the benchmark's dtype names as nbkernels' kinds (wgmma_kernel.SUPPORTED_KINDS)
+_KIND = {"bf16": "bf16", "f16": "f16", "tf32": "tf32", "int8": "s8", "f64": "f64"}
 
 
 def _specs():
@@ -50,6 +53,7 @@ def _specs():
             specs[("GemmLLM", v, shape)] = (v, "bf16", *map(int, shape.split("x")))
     for s in SIZES:
         specs[("GemmF64", s)] = ("simt", "f64", s, s, s)
+        specs[("GemmF64Dmma", s)] = ("dmma", "f64", s, s, s)
     return specs
 
 
@@ -60,10 +64,16 @@ def _context():
 
     dev = cupy.cuda.Device()
     cc = (int(dev.compute_capability[:-1]), int(dev.compute_capability[-1]))  # "90" -> (9, 0)
-    return {"cc": cc, "l2": dev.attributes["L2CacheSize"], "variants": tuple(api.VARIANTS)}
+    try:  # the kinds the commit's sm90a kernel computes (bf16 and f16 since it landed)
+        from nbkernels.matmul.wgmma_kernel import SUPPORTED_KINDS as sm90a_kinds
+    except ImportError:
+        sm90a_kinds = ("bf16", "f16")
+    return {"cc": cc, "l2": dev.attributes["L2CacheSize"], "variants": tuple(api.VARIANTS),
+            "kinds": {"sm90a": tuple(sm90a_kinds)}}
 
 
-def _unavailable(variant, ctx):
+def _unavailable(variant, ctx, dtype=None):
+    """Why a forced variant cannot run a case here (n/a), or None."""
     if variant == "simt":
         return None
     if variant not in ctx["variants"]:
@@ -71,6 +81,9 @@ def _unavailable(variant, ctx):
                 f"(it has {', '.join(ctx['variants'])})")
     if not _NEEDS[variant](ctx["cc"]):
         return f"variant {variant} does not run on compute capability {ctx['cc']}"
+    kinds = ctx["kinds"].get(variant)
+    if dtype is not None and kinds is not None and _KIND[dtype] not in kinds:
+        return f"variant {variant} computes {', '.join(kinds)}, not {dtype}"
     return None
 
 
@@ -105,6 +118,10 @@ def _cublas_seconds(dtype, sets, m, n):
     if dtype == "int8":
         if m <= 16:
             return None, "torch._int_mm (cuBLASLt int8) needs M > 16"
+        # cuBLASLt's int8 kernels want b column-major (its "TN" layout); with a row-major b
+        # torch._int_mm ran at about 128 TOPS at 8192^3 on an H200 (session 37). The baseline
+        # is cuBLAS at its best: the same values, b stored column-major.
+        tsets = [(ta, tb.t().contiguous().t()) for ta, tb in tsets]
         fn = torch._int_mm
     else:
         tout = torch.empty((m, n), dtype=tsets[0][0].dtype, device=tsets[0][0].device)
@@ -124,7 +141,7 @@ def _cublas_seconds(dtype, sets, m, n):
 def _measure_gemm(spec, ctx):
     import nbkernels
 
-    why = _unavailable(spec[0], ctx)
+    why = _unavailable(spec[0], ctx, spec[1])
     if why:
         return why
     _, dtype, m, n, k = spec
@@ -206,7 +223,7 @@ def prewarm(task):
         _call_fns(task[1])[0]()
     else:
         ctx = _context()
-        if _unavailable(task[0], ctx):
+        if _unavailable(task[0], ctx, task[1]):
             return
         sets, out, kw = _operands(task, ctx, count=1)
         nbkernels.gemm(*sets[0], out=out, **kw)
@@ -247,7 +264,15 @@ class GemmLLM(_Gemm):
 
 
 class GemmF64(_Gemm):
-    """float64 (SIMT kernel; cuBLAS uses DMMA tensor cores where the GPU has them)."""
+    """float64 on the SIMT kernel, forced (what GPUs below sm_80 get; cuBLAS uses DMMA tensor
+    cores where the GPU has them)."""
+
+    params = (list(SIZES),)
+    param_names = ("size",)
+
+
+class GemmF64Dmma(_Gemm):
+    """float64 on tensor cores (the dmma variant, forced: what sm_80+ gets by default)."""
 
     params = (list(SIZES),)
     param_names = ("size",)
