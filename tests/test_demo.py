@@ -52,3 +52,52 @@ def test_demo_on_the_gpu_checks_and_times_against_cublas():
     assert ours and peer and ratio, out
     assert float(ours.group(1)) > 0 and float(peer.group(1)) > 0 and float(ratio.group(1)) > 0
     assert re.search(r"relative error \S+ vs float64 \(ok\)", out), out
+
+
+class _FakeCupy:
+    """Just what demo._cublas_seconds touches: arrays are (shape, dtype) pairs, and matmul
+    fails as told (the CuPy error for a missing cuBLAS, or for a dtype it has no GEMM for)."""
+
+    float16 = "float16"
+
+    def __init__(self, fails):
+        self.fails, self.calls = fails, []
+
+    class Arr:
+        def __init__(self, shape, dtype):
+            self.shape, self.dtype = shape, dtype
+
+        def astype(self, dtype):
+            return _FakeCupy.Arr(self.shape, dtype)
+
+    def empty(self, shape, dtype):
+        return self.Arr(shape, dtype)
+
+    def matmul(self, x, y, out):
+        self.calls.append(x.dtype)
+        if x.dtype in self.fails:
+            raise RuntimeError(f"CUDA library libcublas not found ({x.dtype})")
+
+
+def _peer(monkeypatch, fails):
+    from nbkernels import demo
+
+    fake = _FakeCupy(fails)
+    monkeypatch.setitem(sys.modules, "cupy", fake)
+    sets = [(fake.Arr((8, 4), "bfloat16"), fake.Arr((4, 6), "bfloat16"))] * 2
+
+    def timer(fn, sets, reps):  # the benchmark timer's shape: (median seconds, samples)
+        for s in sets:
+            fn(*s)
+        return 1e-3, [1e-3] * reps
+
+    return demo._cublas_seconds(sets, timer), fake.calls
+
+
+def test_the_demo_times_cupy_matmul_in_bf16_else_f16_else_says_why_not(monkeypatch):
+    assert _peer(monkeypatch, ()) == (("cupy.matmul", 1e-3), ["bfloat16"] * 2)
+    got, calls = _peer(monkeypatch, ("bfloat16",))
+    assert got == ("cupy.matmul (f16)", 1e-3) and calls == ["bfloat16", "float16", "float16"]
+    (name, why), _ = _peer(monkeypatch, ("bfloat16", "float16"))
+    assert name is None and why == ("cupy.matmul failed: RuntimeError: CUDA library libcublas "
+                                    "not found (float16)")
