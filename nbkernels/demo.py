@@ -4,9 +4,9 @@ On a GPU: a bf16 GEMM (2048^3 by default) through ``nbkernels.gemm`` on CuPy arr
 against a float64 reference, timed as the benchmarks time it (``matmul.bench._time``: device
 time from CUDA events, each call queued behind a spin kernel so that the host's Python in front
 of it is not counted, inputs rotating beyond L2, median of 20), and compared with
-``cupy.matmul`` (cuBLAS) timed the same way on the same inputs in the same process. Without a GPU the command re-runs
-itself in numba's simulator and does a small GEMM through the same kernel code. ``--probes``
-also runs every intrinsic's probe kernel against NumPy.
+``cupy.matmul`` (cuBLAS) timed the same way on the same inputs in the same process. Without a
+GPU the command re-runs itself in numba's simulator and does a small GEMM through the same
+kernel code. ``--probes`` also runs every intrinsic's probe kernel against NumPy.
 """
 from __future__ import annotations
 
