@@ -3,11 +3,11 @@
 Times with CUDA events after warm-up, each timed call queued behind a spin kernel so that the
 host's overhead stays outside the events (``_time``; the host's part is reported apart, and
 tools/overhead.py measures it in a loop), takes medians, rotates among input sets larger than
-L2, and measures cuBLAS (torch.matmul, and cupy.matmul where it has the dtype) per shape on
-the same buffers in the same run, and every tile given (``--tiles``, e.g. a tile with and
-without ``frag_db=1``), all of them in two passes, the second in reverse order (:func:`abba`),
-each job first run on its own for ``--settle`` seconds (the clock follows the power draw with a
-lag).
+L2, and measures cuBLAS (torch.matmul, torch._int_mm for int8, and cupy.matmul where it has
+the dtype) per shape on the same buffers in the same run, and every tile given (``--tiles``,
+e.g. a tile with and without ``frag_db=1``), all of them in two passes, the second in reverse
+order (:func:`abba`), each job first run on its own for ``--settle`` seconds (the clock
+follows the power draw with a lag).
 For bf16 / f16 from 2048^3 of work, the ``mma.sync`` register-only ceiling (``ceiling.py``) is
 timed as one more job, for the GEMM's flops: issue #3's target is a share of it, and it moves
 with the clock as the GEMM does. FLOPs = 2*M*N*K per GEMM. Prints a line per measurement;
@@ -254,6 +254,11 @@ def run(dtypes, shapes, variant=None, precision=None, reps=30, tiles=(None,)):
                 if dt == "f32":
                     torch.backends.cuda.matmul.allow_tf32 = precision == "tf32"
                 jobs["torch"] = (lambda x, y: torch.matmul(x, y), _torch_sets(sets, bf16))
+            elif m > 16 and k % 8 == 0 and n % 8 == 0:  # what torch._int_mm takes
+                # cuBLASLt's int8 GEMM, with b stored column-major: the layout it runs at full
+                # speed (a row-major b ran 6.7-6.9x slower on an H100; perf-notes a1)
+                jobs["torch"] = (torch._int_mm, [(x, y.t().contiguous().t())
+                                                 for x, y in _torch_sets(sets, False)])
             if dt in ("f16", "f32", "f64", "s8"):
                 try:
                     cupy.matmul(a, b)  # CuPy may not take the dtype
