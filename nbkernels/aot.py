@@ -159,18 +159,20 @@ def _ptx(pyfunc, sig, arch: Arch, bounds, front_ends: dict | None) -> str:
     from numba import cuda
 
     from .arch import reading_targets
+    from .inlining import lean_inlining
 
     try:  # numba-cuda's own step under compile_ptx (private: a release without it builds alone)
         from numba.cuda.compiler import _compile_pyfunc_with_fixup
     except ImportError:
         front_ends = None
     if front_ends is None:
-        return cuda.compile_ptx(pyfunc, sig, cc=arch.cc, launch_bounds=bounds)[0]
+        with lean_inlining():
+            return cuda.compile_ptx(pyfunc, sig, cc=arch.cc, launch_bounds=bounds)[0]
     built = front_ends.setdefault((id(pyfunc), repr(sig), repr(bounds)), [])
     lib = next((lib for _, lib, built_for, needs in built
                 if shares_front_end(built_for, arch, needs)), None)
     if lib is None:
-        with reading_targets() as needs:
+        with reading_targets() as needs, lean_inlining():
             # what cuda.compile_ptx passes to it (numba-cuda 0.30): a kernel, numba ABI, PTX
             lib, _ = _compile_pyfunc_with_fixup(pyfunc, sig, device=False, cc=arch.cc,
                                                 abi="numba", launch_bounds=bounds, lto=False)

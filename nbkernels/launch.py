@@ -257,7 +257,10 @@ def build(pyfunc, sig, arch: Arch, key: str, launch_bounds=None,
     from numba import cuda
     from numba.cuda.cudadrv.driver import _Linker
 
-    ptx, _ = cuda.compile_ptx(pyfunc, sig, cc=arch.cc, launch_bounds=launch_bounds)
+    from .inlining import lean_inlining
+
+    with lean_inlining():
+        ptx, _ = cuda.compile_ptx(pyfunc, sig, cc=arch.cc, launch_bounds=launch_bounds)
     ptx = entry_ptx(ptx, pyfunc, sig)
     if cluster is not None:
         ptx = cluster_ptx(ptx, cluster)

@@ -179,7 +179,9 @@ def compile_ptx_for(func, signature, arch, launch_bounds=None) -> str:
 
     arch = Arch.parse(arch)
     pyfunc = getattr(func, "py_func", func)
+    from .inlining import lean_inlining
     from .launch import entry_ptx
 
-    ptx, _ = cuda.compile_ptx(pyfunc, signature, cc=arch.cc, launch_bounds=launch_bounds)
+    with lean_inlining():
+        ptx, _ = cuda.compile_ptx(pyfunc, signature, cc=arch.cc, launch_bounds=launch_bounds)
     return entry_ptx(ptx, pyfunc, signature)
