@@ -144,3 +144,14 @@ def test_the_switch_turns_it_off(monkeypatch):
     with inlining.lean_inlining():
         _stock_ptx(_nested, SIG)
     assert counting.calls > 0
+
+
+def test_info_says_which_inliner_the_compiles_use(monkeypatch):
+    from nbkernels import info
+
+    assert info.inlining_state().startswith("lean:")
+    monkeypatch.setenv("NBKERNELS_LEAN_INLINING", "0")
+    assert "NBKERNELS_LEAN_INLINING=0" in info.inlining_state()
+    monkeypatch.delenv("NBKERNELS_LEAN_INLINING")
+    monkeypatch.setattr(inlining, "_installed", False)  # as install() leaves an unknown inliner
+    assert "not the one nbkernels.inlining knows" in info.inlining_state()
