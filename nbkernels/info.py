@@ -58,11 +58,9 @@ def collect() -> dict:
 
 def inlining_state() -> str:
     """How nbkernels' compiles inline device functions (:mod:`nbkernels.inlining`)."""
-    import os
-
     from . import inlining
 
-    if os.environ.get("NBKERNELS_LEAN_INLINING", "1").strip() == "0":
+    if not inlining.enabled():
         return "numba-cuda's own (NBKERNELS_LEAN_INLINING=0): row kernels compile 2-4x slower"
     if inlining.install():
         return "lean: numba-cuda's unused IR copies skipped (nbkernels.inlining)"

@@ -94,11 +94,16 @@ def _patch() -> bool:
     return True
 
 
+def enabled() -> bool:
+    """False where ``NBKERNELS_LEAN_INLINING=0`` asks for numba-cuda's inliner everywhere."""
+    return os.environ.get("NBKERNELS_LEAN_INLINING", "1").strip() != "0"
+
+
 @contextmanager
 def lean_inlining():
     """Compiles started by this thread inside the block inline without numba-cuda's unused
     IR copies (see the module docstring); re-entrant. ``NBKERNELS_LEAN_INLINING=0``: a no-op."""
-    if os.environ.get("NBKERNELS_LEAN_INLINING", "1").strip() == "0":
+    if not enabled():
         yield
         return
     install()

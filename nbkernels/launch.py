@@ -254,14 +254,11 @@ def build(pyfunc, sig, arch: Arch, key: str, launch_bounds=None,
             return path.read_bytes(), info["entry"]
         except (OSError, ValueError, KeyError):
             pass  # a damaged entry is rebuilt below
-    from numba import cuda
     from numba.cuda.cudadrv.driver import _Linker
 
-    from .inlining import lean_inlining
+    from . import toolchain
 
-    with lean_inlining():
-        ptx, _ = cuda.compile_ptx(pyfunc, sig, cc=arch.cc, launch_bounds=launch_bounds)
-    ptx = entry_ptx(ptx, pyfunc, sig)
+    ptx = toolchain.compile_ptx_for(pyfunc, sig, arch, launch_bounds)
     if cluster is not None:
         ptx = cluster_ptx(ptx, cluster)
     m = re.search(r"\.entry\s+([\w$.]+)\s*\(", ptx)
@@ -272,8 +269,6 @@ def build(pyfunc, sig, arch: Arch, key: str, launch_bounds=None,
     if kind == "ptx" or route == "driver JIT":
         cubin = ptx.encode() + b"\0"  # cuModuleLoadData reads PTX as a C string
     elif route is not None and route.startswith("ptxas"):
-        from . import toolchain
-
         cubin = toolchain.assemble(ptx, arch, toolchain.find_tool("ptxas")).cubin
     else:
         if arch.suffix:
