@@ -604,6 +604,31 @@ _register(Probe(
 
 
 # ---------------------------------------------------------------------------------------
+# lane 0's value broadcast: per warp of two, of a per-lane value and of the warp's index
+# ---------------------------------------------------------------------------------------
+@cuda.jit
+def _broadcast_kernel(u, got, warp_of, derived):
+    i = cuda.threadIdx.x
+    got[i] = warp.broadcast_lane0_u32(u[i])
+    w = warp.broadcast_lane0_u32(np.uint32(i // 32))  # a warp index, uniform to ptxas
+    warp_of[i] = w
+    derived[i] = u[w * 32 + 31 - i % 32]  # used as an index: lane i of warp w reads lane 31 - i
+
+
+def _broadcast_reference(inp):
+    lanes = np.arange(64)
+    return {"got": inp["u"][lanes // 32 * 32], "warp_of": (lanes // 32).astype(np.uint32),
+            "derived": inp["u"][lanes // 32 * 32 + 31 - lanes % 32]}
+
+
+_register(Probe(
+    "warp_broadcast", ("broadcast_lane0_u32",), _broadcast_kernel,
+    lambda rng, exact: {"u": rng.integers(0, 2**32, 64, dtype=np.uint64).astype(np.uint32)},
+    lambda inp: {k: np.empty(64, np.uint32) for k in ("got", "warp_of", "derived")},
+    _broadcast_reference, threads=64,
+))
+
+# ---------------------------------------------------------------------------------------
 # Running and checking
 # ---------------------------------------------------------------------------------------
 def run(probe: Probe, inputs: dict) -> dict:

@@ -93,4 +93,28 @@ vote_any = build(InstructionSpec(
          "datapath."),
 ))
 
-__all__ = ["shfl_bfly_f32", "shfl_bfly_u32", "vote_any", "warp_sync"]
+
+def _lane0_sim(lanes):
+    return [np.uint32(lanes[0][0])] * len(lanes)
+
+
+broadcast_lane0_u32 = build(InstructionSpec(
+    name="broadcast_lane0_u32",
+    family="warp",
+    ptx="shfl.sync.idx.b32 $d, $value, 0, 31, -1;",
+    outputs=(Operand("d", types.uint32),),
+    inputs=(Operand("value", types.uint32),),
+    min_arch=Arch(7, 5),
+    min_ptx=(6, 0),
+    convergent=True,
+    sass=("SHFL.IDX",),
+    simulate=_lane0_sim,
+    warp_collective_sim=True,
+    doc=("Lane 0's ``value`` in every lane of the full warp (``__shfl_sync(~0, value, 0)``). "
+         "ptxas knows the result is the same in every lane, so what is computed from it can stay "
+         "on the uniform datapath: a warpgroup index taken from ``threadIdx.x`` is a per-thread "
+         "value to ptxas, and shared-memory descriptors built from it need an R2UR each time "
+         "they reach a ``wgmma`` (CUTLASS broadcasts its warpgroup index the same way)."),
+))
+
+__all__ = ["broadcast_lane0_u32", "shfl_bfly_f32", "shfl_bfly_u32", "vote_any", "warp_sync"]
