@@ -538,7 +538,10 @@ def kernel(TM, C, D, M, N, K, ldc_r, ldc_c, ldd_r, ldd_c, sc, sd, alpha, beta,
         warp = ct // 32
         lane = ct % 32
         stage_at = ring + {STAGES * STAGE} + {stage_slot}  # staged epilogue
-        row0 = {0 if PP else f"cw * {cfg.wg_rows}"}  # first tile row of this consumer's 64-row blocks
+        # first tile row of this consumer's 64-row blocks: lane 0's, so that ptxas sees one value
+        # a warp and keeps the A descriptor in uniform registers (from cw itself, a per-thread
+        # value to it, every k-tile moved the descriptor over with 6 R2UR: 3-5%, perf-notes s21)
+        row0 = {0 if PP else f"int64(I.broadcast_lane0_u32(uint32(cw))) * {cfg.wg_rows}"}
 {"        wrow = row0 + warp * 16  # the warp's first tile row (deferred stores)" if DEFER else ""}
         ad0 = smem_desc(ring + row0 * {ROW_BYTES}, {a_lbo}, {a_sbo}, 1, 0)
         bd0 = smem_desc(ring + {A_BYTES}, {b_lbo}, {b_sbo}, 1, 0)
