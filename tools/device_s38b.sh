@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 38 run B (H200; carry .whl and _ab; _ab/old = `git archive` of the tree before the
+# Session 38 run B (H200; carry .whl and _ab; _ab/old = `git archive 1d3ba19`, the tree before the
 # warp-uniform warpgroup index, with today's bench.py so that it takes MxNxK sizes): the sm90a
 # GEMM with its consumers' descriptors on the uniform datapath (0 R2UR in the k-loop, from 6)
 # against the tree before it, bf16 at the issue's key shapes, the trees alternated twice, one

@@ -403,10 +403,20 @@ def summary(rows):
     return "\n".join(lines)
 
 
+def parse_shape(text: str) -> tuple:
+    """``"4096"`` -> (4096, 4096, 4096); ``"4096x11008x4096"`` -> (M, N, K)."""
+    parts = text.lower().split("x")
+    if len(parts) not in (1, 3) or not all(p.strip().isdigit() and int(p) > 0 for p in parts):
+        raise SystemExit(f"--sizes: each item must be N or MxNxK with positive integers, got "
+                         f"{text!r}")
+    return tuple(int(p) for p in parts) * 3 if len(parts) == 1 else tuple(int(p) for p in parts)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--dtypes", default="bf16,f16", help="bf16,f16,f32,s8,f64")
-    ap.add_argument("--sizes", default="4096,8192", help="square sizes, or 'sweep' or 'llm'")
+    ap.add_argument("--sizes", default="4096,8192",
+                    help="square sizes or MxNxK shapes, or 'sweep' or 'llm'")
     ap.add_argument("--variant")
     ap.add_argument("--precision")
     ap.add_argument("--reps", type=int, default=30)
@@ -434,7 +444,7 @@ def main(argv=None):
     elif args.sizes == "llm":
         shapes = LLM
     else:
-        shapes = [(int(s), int(s), int(s)) for s in args.sizes.split(",")]
+        shapes = [parse_shape(s) for s in args.sizes.split(",")]
     dtypes = args.dtypes.split(",")
     tiles = parse_tiles(args.tiles)
     globals()["LAYOUT"] = args.layout
