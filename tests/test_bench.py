@@ -33,3 +33,14 @@ def test_abba_keeps_each_pass_median(monkeypatch):
     bench.abba({"a": (lambda: 1.0, None), "b": (lambda: 10.0, None)}, 4)
     # calls: a (x1), b (x2), then b (x3), a (x4)
     assert bench.abba.passes == {"a": (1.0, 4.0), "b": (20.0, 30.0)}
+
+
+def test_sizes_take_squares_and_mxnxk_shapes_and_refuse_anything_else():
+    import pytest
+
+    assert bench.parse_shape("2048") == (2048, 2048, 2048)
+    assert bench.parse_shape("4096x11008x4096") == (4096, 11008, 4096)
+    assert bench.parse_shape("8192X8192X1024") == (8192, 8192, 1024)
+    for bad in ("4096x11008", "0", "4096x-1x4", "abc", "1x2x3x4", ""):
+        with pytest.raises(SystemExit, match="MxNxK"):
+            bench.parse_shape(bad)
