@@ -696,3 +696,41 @@ def test_guarded_tiles_refuse_a_staged_build():
     with pytest.raises(ValueError, match="no staged epilogue"):
         wgmma_kernel.build_kernel(tile, "bf16", True, False, None, 0, 2)
     assert all(c.staged for c in wc.CANDIDATES)
+
+
+@pytest.mark.parametrize("args,ok", [
+    ((192, 256, 3), False),  # four warpgroups: 128 at launch, ptxas asked for 154
+    ((256, 192, 3), False),  # five: 96 at launch, ptxas asked for 122
+    ((256, 256, 3), False),
+    ((192, 192, 3), True),  # 96 accumulators under 128: assembled without spills
+    ((256, 128, 4), True),
+    ((128, 256, 4), True),
+    ((64, 256, 5, 8, True), True),  # ping-pong: 128 accumulators under 168
+    ((256, 128, 4, 8, False, 128), True)])
+def test_tiles_whose_accumulators_the_launch_cap_cannot_compile_are_refused(args, ok):
+    """A tile whose consumers hold more accumulators than the block's launch-time register cap
+    leaves room for is refused with the numbers (ptxas failed on it with "Insufficient
+    registers"); every candidate the dispatch knows passes."""
+    from nbkernels.errors import NbkernelsError
+    from nbkernels.matmul import wgmma_config as wc
+
+    if ok:
+        cfg = wc.WgmmaConfig(*args)
+        assert cfg.accumulator_registers() + wc.ENTRY_SPARE <= cfg.entry_registers()
+    else:
+        with pytest.raises(NbkernelsError, match=r"threads cap a thread at \d+ registers at "
+                                                 r"launch, and ptxas needs \d+"):
+            wc.WgmmaConfig(*args)
+    for cfg in wc.CANDIDATES:
+        assert cfg.accumulator_registers() + wc.ENTRY_SPARE <= cfg.entry_registers(), cfg
+
+
+@needs_ptxas
+def test_the_largest_tile_the_launch_cap_allows_assembles():
+    """192x192 (four warpgroups, 96 accumulators under a cap of 128): the rule's edge, built."""
+    from nbkernels.matmul import wgmma_config
+
+    k, asm, sass = _staged_build(wgmma_config.WgmmaConfig(192, 192, 3), "bf16", True, False,
+                                 False)
+    assert asm.spill_stores == asm.spill_loads == 0, asm.log
+    assert re.search(r"HGMMA\.64x192x16\.F32\.BF16", sass)

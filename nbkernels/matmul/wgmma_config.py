@@ -18,6 +18,12 @@ ROW_BYTES = 128
 SMEM_ALIGN = 1024  # the 128-byte swizzle repeats every 8 rows: boxes start on 1024 bytes
 WARP_STAGING = 16 * ROW_BYTES  # staged epilogue, per consumer warp: 16 rows of a 64-column chunk
 
+#: Registers beyond its accumulators that ptxas needs to compile a consumer's wgmma: it asked
+#: for 154 with 128 accumulators (192x256, four warpgroups: "Insufficient registers (128)")
+#: and 122 with 96 (256x192, five: capped at 96); 192x192 (96 under a cap of 128) assembles
+#: without spills (session 38, perf-notes s21).
+ENTRY_SPARE = 26
+
 
 @dataclass(frozen=True)
 class WgmmaConfig:
@@ -78,6 +84,12 @@ class WgmmaConfig:
         elif not self.pingpong and self.wg_rows * self.bn > 128 * 128:
             problems.append(f"a consumer holds {self.wg_rows}x{self.bn} accumulators: at most "
                             "128 registers (wg_rows * bn <= 16384)")
+        elif self.entry_registers() < self.accumulator_registers() + ENTRY_SPARE:
+            problems.append(
+                f"{self.threads} threads cap a thread at {self.entry_registers()} registers at "
+                f"launch, and ptxas needs {self.accumulator_registers() + ENTRY_SPARE} to "
+                f"compile a consumer's {self.accumulator_registers()} accumulator registers "
+                f"(fewer consumers, or a smaller bm * bn)")
         if self.pingpong and self.wg_rows != 64:
             problems.append("wg_rows is for cooperative tiles (ping-pong consumers hold whole tiles)")
         if self.pingpong and self.bm * self.bn > 128 * 128:
@@ -114,6 +126,16 @@ class WgmmaConfig:
         """Whether ``streamk`` (a split tail) can be set on this tile: cooperative, unclustered
         tiles of 64-row consumers without offload."""
         return not (self.pingpong or self.cluster != 1 or self.offload or self.wg_rows != 64)
+
+    def accumulator_registers(self) -> int:
+        """float32 accumulators a consumer thread holds (128 threads hold its rows x bn)."""
+        return (self.bm if self.pingpong else self.wg_rows) * self.bn // 128
+
+    def entry_registers(self) -> int:
+        """The registers ptxas may give a thread of this block: what the launch bound leaves
+        (65536 / threads, in steps of 8, at most 255). setmaxnreg moves registers at run time
+        but compiles nothing past this cap (wgmma_kernel.consumer_regs)."""
+        return min(255, 65536 // self.threads // 8 * 8)
 
     @property
     def consumers(self) -> int:
