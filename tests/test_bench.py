@@ -44,3 +44,5 @@ def test_sizes_take_squares_and_mxnxk_shapes_and_refuse_anything_else():
     for bad in ("4096x11008", "0", "4096x-1x4", "abc", "1x2x3x4", ""):
         with pytest.raises(SystemExit, match="MxNxK"):
             bench.parse_shape(bad)
+    with pytest.raises(SystemExit, match="--shapes: each item"):
+        bench.parse_shape("4096x11008", "--shapes")

@@ -105,3 +105,6 @@ ab_rows_op() {
     row_sanitizer "$1"
     ab_rows_rounds "$1"
 }
+
+# The key GEMM shapes, as matmul.bench's --sizes (session 38): squares, then the LLM ones.
+AB_KEY_SIZES=2048,4096,8192,4096x11008x4096,8192x8192x1024

@@ -8,15 +8,14 @@
 . tools/ab-lib.sh
 . tools/device-pytest.sh
 OLD=$(ab_tree _ab/old)
-SIZES=2048,4096,8192,4096x11008x4096,8192x8192x1024
 pids=""
-ab_warm "$OLD" --dtypes bf16 --sizes $SIZES & pids="$pids $!"
-ab_warm "$PWD" --dtypes bf16 --sizes $SIZES & pids="$pids $!"
+ab_warm "$OLD" --dtypes bf16 --sizes $AB_KEY_SIZES & pids="$pids $!"
+ab_warm "$PWD" --dtypes bf16 --sizes $AB_KEY_SIZES & pids="$pids $!"
 wait $pids
 echo "warm at ${SECONDS}s"
 for round in 1 2; do
-    ab_bench "old_$round" "$OLD" --dtypes bf16 --sizes $SIZES --reps 20
-    ab_bench "new_$round" "$PWD" --dtypes bf16 --sizes $SIZES --reps 20
+    ab_bench "old_$round" "$OLD" --dtypes bf16 --sizes $AB_KEY_SIZES --reps 20
+    ab_bench "new_$round" "$PWD" --dtypes bf16 --sizes $AB_KEY_SIZES --reps 20
 done
 gpu_tests 200 190 t_sm90a.txt -n 8 tests/test_gemm_sm90a_gpu.py tests/test_hopper_gpu.py
 echo "done at ${SECONDS}s"

@@ -7,17 +7,16 @@
 . tools/ab-lib.sh
 . tools/device-pytest.sh
 OLD=$(ab_tree _ab/old)
-SIZES=2048,4096,8192,4096x11008x4096,8192x8192x1024
 pids=""
 gpu_tests 300 290 t_sm90a.txt -n 12 tests/test_gemm_sm90a_gpu.py -k "random_sweep_sm90a or deferred or streamk or fused or default_dispatch or many_tiles or cluster or splits_a_short" &
 tp=$!
-ab_warm "$OLD" --dtypes f16,bf16 --sizes $SIZES & pids="$pids $!"
-ab_warm "$PWD" --dtypes f16,bf16 --sizes $SIZES & pids="$pids $!"
+ab_warm "$OLD" --dtypes f16,bf16 --sizes $AB_KEY_SIZES & pids="$pids $!"
+ab_warm "$PWD" --dtypes f16,bf16 --sizes $AB_KEY_SIZES & pids="$pids $!"
 wait $pids
 echo "warm at ${SECONDS}s"
 wait $tp
 for round in 1 2; do
-    ab_bench "old_$round" "$OLD" --dtypes f16,bf16 --sizes $SIZES --reps 20
-    ab_bench "new_$round" "$PWD" --dtypes f16,bf16 --sizes $SIZES --reps 20
+    ab_bench "old_$round" "$OLD" --dtypes f16,bf16 --sizes $AB_KEY_SIZES --reps 20
+    ab_bench "new_$round" "$PWD" --dtypes f16,bf16 --sizes $AB_KEY_SIZES --reps 20
 done
 echo "done at ${SECONDS}s"

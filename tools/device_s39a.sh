@@ -12,16 +12,15 @@
 . tools/ab-lib.sh
 . tools/device-pytest.sh
 OLD=$(ab_tree _ab/old)
-SIZES=2048,4096,8192,4096x11008x4096,8192x8192x1024
 pids=""
-ab_warm "$OLD" --dtypes f16,bf16 --sizes $SIZES & pids="$pids $!"
-ab_warm "$PWD" --dtypes f16,bf16 --sizes $SIZES & pids="$pids $!"
+ab_warm "$OLD" --dtypes f16,bf16 --sizes $AB_KEY_SIZES & pids="$pids $!"
+ab_warm "$PWD" --dtypes f16,bf16 --sizes $AB_KEY_SIZES & pids="$pids $!"
 gpu_tests 120 110 t_probe.txt tests/test_intrinsics_gpu.py -k "broadcast or warp"
 wait $pids
 echo "warm at ${SECONDS}s"
 for round in 1 2; do
-    ab_bench "old_$round" "$OLD" --dtypes f16,bf16 --sizes $SIZES --reps 20
-    ab_bench "new_$round" "$PWD" --dtypes f16,bf16 --sizes $SIZES --reps 20
+    ab_bench "old_$round" "$OLD" --dtypes f16,bf16 --sizes $AB_KEY_SIZES --reps 20
+    ab_bench "new_$round" "$PWD" --dtypes f16,bf16 --sizes $AB_KEY_SIZES --reps 20
 done
 for s in "tools/sanitize_gemm.py sm90a" tools/sanitize_defer.py tools/sanitize_streamk.py; do
     echo "--- $s"

@@ -403,11 +403,12 @@ def summary(rows):
     return "\n".join(lines)
 
 
-def parse_shape(text: str) -> tuple:
-    """``"4096"`` -> (4096, 4096, 4096); ``"4096x11008x4096"`` -> (M, N, K)."""
+def parse_shape(text: str, option: str = "--sizes") -> tuple:
+    """``"4096"`` -> (4096, 4096, 4096); ``"4096x11008x4096"`` -> (M, N, K) (this benchmark's
+    ``--sizes`` and bench_hopper's ``--shapes``)."""
     parts = text.lower().split("x")
     if len(parts) not in (1, 3) or not all(p.strip().isdigit() and int(p) > 0 for p in parts):
-        raise SystemExit(f"--sizes: each item must be N or MxNxK with positive integers, got "
+        raise SystemExit(f"{option}: each item must be N or MxNxK with positive integers, got "
                          f"{text!r}")
     return tuple(int(p) for p in parts) * 3 if len(parts) == 1 else tuple(int(p) for p in parts)
 

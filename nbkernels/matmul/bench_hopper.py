@@ -198,7 +198,8 @@ def main(argv=None):
     from . import wgmma_config
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--shapes", default="key", help="key, sweep, or MxNxK,MxNxK")
+    ap.add_argument("--shapes", default="key",
+                    help="key, sweep, or N or MxNxK items, comma-separated")
     ap.add_argument("--dtypes", default="bfloat16,float16")
     ap.add_argument("--configs", default="", help="sm90a tiles to time besides the default, "
                     "e.g. 128x256x3,128x128x6p,256x128x4w,128x256x4c2,128x256x4g (bm x bn x "
@@ -219,7 +220,9 @@ def main(argv=None):
                          "bench.SETTLE_S)")
     ap.add_argument("--json", help="write the rows here")
     args = ap.parse_args(argv)
-    shapes = SHAPES.get(args.shapes) or [tuple(int(v) for v in s.split("x"))
+    from .bench import parse_shape
+
+    shapes = SHAPES.get(args.shapes) or [parse_shape(s, "--shapes")
                                          for s in args.shapes.split(",")]
     extra = [parse_config(c) for c in args.configs.split(",") if c]
     if args.prewarm or args.prewarm_only:
