@@ -1,15 +1,19 @@
 # Sourced by device scripts after tools/device-preamble.sh (session 28): one pytest run of GPU
-# tests with a limit, a faulthandler dump before it, and its output under $out.
+# tests with a limit, a faulthandler dump before it, and its output (-v) under $out.
 #   gpu_tests LIMIT_S FAULT_S FILE PYTEST-ARGS...   prints the summary line and failures
 #   row_sanitizer OP   compute-sanitizer memcheck, then racecheck, on the OP cases of
 #                      tools/sanitize_rows.py (200 s each; the last lines of each report)
 gpu_tests() {
     local limit=$1 fault=$2 file=$3
     shift 3
-    timeout -s ABRT "$limit" python3 -X faulthandler -m pytest -q -p no:cacheprovider \
+    timeout -s ABRT "$limit" python3 -X faulthandler -m pytest -v -p no:cacheprovider \
         -o faulthandler_timeout="$fault" "$@" > "$out/$file" 2>&1
-    echo "pytest rc=$? at ${SECONDS}s: $(grep -E '[0-9]+ (passed|failed)' "$out/$file" | tail -n 1)"
-    grep -E "^(FAILED|ERROR)|Timeout|Fatal" "$out/$file" | head -12
+    # -v names each case as it ends, so a run stopped by its limit still says what passed (a
+    # later call can deselect those: NBK_SKIP_LISTED with -p tools.pytest_skip_listed)
+    echo "pytest rc=$? at ${SECONDS}s: $(grep -cE ' PASSED( |$)' "$out/$file") PASSED," \
+         "$(grep -cE ' (FAILED|ERROR)( |$)' "$out/$file") FAILED/ERROR lines;" \
+         "$(grep -E '[0-9]+ (passed|failed)' "$out/$file" | tail -n 1)"
+    grep -E "^(FAILED|ERROR)| (FAILED|ERROR) |Timeout|Fatal" "$out/$file" | head -12
 }
 
 row_sanitizer() {
