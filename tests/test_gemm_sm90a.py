@@ -421,13 +421,19 @@ def test_tiles_stage_their_epilogue_without_spills(tile, kind, a_km, b_km, epi):
     """With 16-byte aligned rows, per consumer thread and 64-row block: BN / 64 chunks of 64
     columns, each 4 stmatrix.x4, 4 shared reads and 4 global stores of 16 bytes; the guarded
     pair stores stay for the last tile column and beta * C; nothing spills at the register cap
-    of the tile's thread count."""
+    of the tile's thread count. The k-loop (the full-barrier wait to the wait after the
+    wgmma) keeps its descriptors and counters on the uniform datapath: no R2UR (the ping-pong
+    tile's took 32 a k-tile while its turn was tested on a per-thread consumer index, the
+    cooperative tiles' 6 while their first row was one: perf-notes s21, s24)."""
     from nbkernels.matmul import wgmma_config, wgmma_kernel
 
     cfg = wgmma_config.WgmmaConfig(*tile)
     assert cfg.staged  # the default
     k, asm, sass = _staged_build(cfg, kind, a_km, b_km, epi)
     assert asm.spill_stores == asm.spill_loads == asm.stack_bytes == 0, asm.log
+    loop = _k_loop(sass, r"WARPGROUP\.DEPBAR\.LE gsb0, 0x1")
+    assert sum("HGMMA" in x for x in loop) == cfg.blocks_m * 4, "\n".join(loop)  # one k-tile
+    assert sum("R2UR" in x for x in loop) == 0, "\n".join(loop)
     n = 4 * (cfg.bn // 64) * cfg.blocks_m  # of each instruction, per thread
     assert len(re.findall(r"\bSTSM\.16\.M88\.4\b", sass)) == n, re.findall(r"STSM[^;]*", sass)
     assert len(re.findall(r"STG\.E\.EF\.128", sass)) == n

@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
-# Planned first run of the session after 39 (H200; carry .whl; measurement only, perf-notes
-# s22-s23):
+# Planned first run of the session after 39 (H200; carry .whl; measurement, perf-notes
+# s22-s24):
 #  1. a K sweep at one and two rounds of the default tile (1536x2816 and 3072x2816: 132 and 264
 #     tiles of 128x256 on 132 SMs, K = 512 ... 4096), ours beside cuBLAS in each process: per
 #     round, the slope (a k-tile) and the intercept (what a tile and a launch cost besides);
 #  2. the tile and deferral re-sweep on the new k-loop at the three shapes still below 1.0x
 #     (4096^3, 8192^3, 8192x8192x1024), bf16 and f16, with 3-stage tiles deferring 3 or 4
-#     chunks beside the configs s22's run C named, cuBLAS and Triton in the same process.
+#     chunks, and the ping-pong tiles with their k-loop now uniform (perf-notes s24), beside
+#     depth 2 and 192x192, cuBLAS and Triton in the same process.
 . tools/device-preamble.sh
-CFGS=128x256x3e3,128x256x3e4,128x256x3d2e4,128x256x3e2,128x256x4d2e2,128x128x6p,192x192x3
+CFGS=128x256x3e3,128x256x3e4,128x256x3d2e4,128x256x4d2e2,128x128x6p,64x256x5p,192x192x3
 timeout 240 python3 -m nbkernels.matmul.bench_hopper --prewarm-only --configs $CFGS > /dev/null 2>&1 &
 warm=$!
 KS="512 1024 2048 4096"
