@@ -1,18 +1,22 @@
 #!/usr/bin/env bash
-# Planned second and third runs of the session after 39 (H200; carry .whl): the parts of the
-# sm90a GPU file session 39 did not see through on the committed uniform descriptor (its run C
-# passed the 200-case sweep; B, the file's front, 298 cases; D, parts of the rest), with -v so
-# that what passed is named (passed_PART.txt under $OUT: copy it to .device_lists/ for a later
-# call's NBK_SKIP_LISTED), then tools/sanitize_streamk.py under compute-sanitizer where time is
-# left. Usage: BUDGET=S bash tools/device_s40b.sh 1|3 (tools/device_s21d.sh's parts: 1 the
-# deferred sweep, split tail, persistent tiles, dispatch, fused epilogue; 3 the guarded and
-# offloaded sweeps, clusters, repeat calls, the map cache, torch).
+# Planned runs of the session after 39 (H200; carry .whl): the sm90a GPU file on session 39's
+# final code. Session 39 ran it on the committed uniform descriptor (run C passed the 200-case
+# sweep; B, the file's front, 298 cases; D, parts of the rest), but the ping-pong turn (perf-notes
+# s24) came after those runs and changes the ping-pong tiles of every part. -v names what passed
+# (passed_PART.txt under $OUT: copy it to .device_lists/ for a later call's NBK_SKIP_LISTED);
+# tools/sanitize_streamk.py runs under compute-sanitizer where time is left.
+# Usage: BUDGET=S bash tools/device_s40b.sh 1|2|3 (tools/device_s21d.sh's parts: 1 the deferred
+# sweep, split tail, persistent tiles, dispatch, fused epilogue; 2 the 200-case sweep; 3 the
+# guarded and offloaded sweeps, clusters, repeat calls, the map cache, torch).
 . tools/device-preamble.sh
+. tools/device-pytest.sh
 main="random_sweep_sm90a and not guarded and not offloaded and not deferred"
 first="deferred or streamk or many_tiles or default_dispatch or fused_bias_gelu or splits_a_short"
 case $1 in
 1) cfgs=128x256x4e2,128x128x6e2,256x128x4e1,128x256x3e3,64x128x4e2,128x256x3d2e4,128x256x4k,128x256x4ke2,128x256x3o
    sel="$first" ;;
+2) cfgs=128x128x6,256x128x4,256x128x4w,64x128x4,128x128x6p,64x256x5p,128x256x4d2
+   sel="$main" ;;
 *) cfgs=128x256x4g,128x128x6g,256x128x4g,256x128x4wg,64x128x4g,128x128x6pg,64x256x5pg,128x256x4gd2,128x128x4o,256x128x3o,256x128x3wo,64x128x4o,128x256x4c2,128x128x6c2,256x128x4wc2,128x128x6pc2,128x64x6c2
    sel="not ($main) and not ($first)" ;;
 esac
@@ -20,11 +24,7 @@ timeout 330 python3 -m nbkernels.matmul.bench_hopper --prewarm-only --configs $c
 left=$((${BUDGET:-580} - 90 - SECONDS))
 skip=()
 [ -n "$NBK_SKIP_LISTED" ] && skip=(-p tools.pytest_skip_listed)
-timeout -s ABRT $left python3 -X faulthandler -m pytest -v -p no:cacheprovider -n 16 \
-    -o faulthandler_timeout=250 "${skip[@]}" tests/test_gemm_sm90a_gpu.py -k "$sel" > "$out/t$1.txt" 2>&1
-echo "pytest rc=$? at ${SECONDS}s: $(grep -cE ' PASSED ' "$out/t$1.txt") passed," \
-     "$(grep -cE ' (FAILED|ERROR) ' "$out/t$1.txt") failed; $(grep -E '[0-9]+ (passed|failed)' "$out/t$1.txt" | tail -n 1)"
-grep -E " (FAILED|ERROR) " "$out/t$1.txt" | head -8
+gpu_tests $left 250 t$1.txt -n 16 "${skip[@]}" tests/test_gemm_sm90a_gpu.py -k "$sel"
 grep -oE "PASSED tests/[^ ]+" "$out/t$1.txt" | cut -d' ' -f2 > "$out/passed_$1.txt"
 for tool in memcheck racecheck; do
     [ $((${BUDGET:-580} - SECONDS)) -lt 40 ] && { echo "$tool: no time left"; continue; }
