@@ -7,9 +7,9 @@
 #  2. the tile and deferral re-sweep on the new k-loop at the three shapes still below 1.0x
 #     (4096^3, 8192^3, 8192x8192x1024), bf16 and f16, with 3-stage tiles deferring 3 or 4
 #     chunks, and the ping-pong tiles with their k-loop now uniform (perf-notes s24), beside
-#     depth 2 and 192x192, cuBLAS and Triton in the same process.
+#     depth 2, clusters of two and 192x192, cuBLAS and Triton in the same process.
 . tools/device-preamble.sh
-CFGS=128x256x3e3,128x256x3e4,128x256x3d2e4,128x256x4d2e2,128x128x6p,64x256x5p,192x192x3
+CFGS=128x256x3e3,128x256x3e4,128x256x3d2e4,128x256x4d2e2,128x128x6p,64x256x5p,128x256x4c2,192x192x3
 timeout 240 python3 -m nbkernels.matmul.bench_hopper --prewarm-only --configs $CFGS > /dev/null 2>&1 &
 warm=$!
 KS="512 1024 2048 4096"
