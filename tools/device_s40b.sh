@@ -5,21 +5,13 @@
 # s24) came after those runs and changes the ping-pong tiles of every part. -v names what passed
 # (passed_PART.txt under $OUT: copy it to .device_lists/ for a later call's NBK_SKIP_LISTED);
 # tools/sanitize_streamk.py runs under compute-sanitizer where time is left.
-# Usage: BUDGET=S bash tools/device_s40b.sh 1|2|3 (tools/device_s21d.sh's parts: 1 the deferred
+# Usage: BUDGET=S bash tools/device_s40b.sh 1|2|3 (tools/sm90a-parts.sh: 1 the deferred
 # sweep, split tail, persistent tiles, dispatch, fused epilogue; 2 the 200-case sweep; 3 the
 # guarded and offloaded sweeps, clusters, repeat calls, the map cache, torch).
 . tools/device-preamble.sh
 . tools/device-pytest.sh
-main="random_sweep_sm90a and not guarded and not offloaded and not deferred"
-first="deferred or streamk or many_tiles or default_dispatch or fused_bias_gelu or splits_a_short"
-case $1 in
-1) cfgs=128x256x4e2,128x128x6e2,256x128x4e1,128x256x3e3,64x128x4e2,128x256x3d2e4,128x256x4k,128x256x4ke2,128x256x3o
-   sel="$first" ;;
-2) cfgs=128x128x6,256x128x4,256x128x4w,64x128x4,128x128x6p,64x256x5p,128x256x4d2
-   sel="$main" ;;
-*) cfgs=128x256x4g,128x128x6g,256x128x4g,256x128x4wg,64x128x4g,128x128x6pg,64x256x5pg,128x256x4gd2,128x128x4o,256x128x3o,256x128x3wo,64x128x4o,128x256x4c2,128x128x6c2,256x128x4wc2,128x128x6pc2,128x64x6c2
-   sel="not ($main) and not ($first)" ;;
-esac
+. tools/sm90a-parts.sh
+sm90a_part "$1"
 timeout 330 python3 -m nbkernels.matmul.bench_hopper --prewarm-only --configs $cfgs 2>&1 | tail -n 1
 left=$((${BUDGET:-580} - 90 - SECONDS))
 skip=()
