@@ -538,14 +538,13 @@ def kernel(TM, C, D, M, N, K, ldc_r, ldc_c, ldd_r, ldd_c, sc, sd, alpha, beta,
         warp = ct // 32
         lane = ct % 32
         stage_at = ring + {STAGES * STAGE} + {stage_slot}  # staged epilogue
-        # first tile row of this consumer's 64-row blocks: lane 0's, so that ptxas sees one value
-        # a warp and keeps the A descriptor in uniform registers (from cw itself, a per-thread
-        # value to it, every k-tile moved the descriptor over with 6 R2UR: 3-5%, perf-notes s21)
-        row0 = {0 if PP else f"int64(I.broadcast_lane0_u32(uint32(cw))) * {cfg.wg_rows}"}
-        # ping-pong: whose turn a tile is, tested on lane 0's consumer index for the same reason
-        # (a branch on cw itself is divergent to ptxas, and every counter and descriptor of the
-        # k-loop after it left the uniform datapath: 32 R2UR a k-tile at 128x128x6p)
-        turn = {"int64(I.broadcast_lane0_u32(uint32(cw)))" if PP else "cw"}
+        # The consumer index as lane 0's, one value a warp to ptxas (cw itself, from threadIdx,
+        # is per thread to it). The k-loop's descriptors and counters derive from it, from the
+        # first tile row of this consumer's 64-row blocks or, ping-pong, from the branch on whose
+        # turn a tile is: from cw the descriptors left the uniform datapath, 6 R2UR a k-tile in
+        # the cooperative tiles (3-5%, perf-notes s21), 32 in the ping-pong ones (s24).
+        cwu = int64(I.broadcast_lane0_u32(uint32(cw)))
+        row0 = {0 if PP else f"cwu * {cfg.wg_rows}"}
 {"        wrow = row0 + warp * 16  # the warp's first tile row (deferred stores)" if DEFER else ""}
         ad0 = smem_desc(ring + row0 * {ROW_BYTES}, {a_lbo}, {a_sbo}, 1, 0)
         bd0 = smem_desc(ring + {A_BYTES}, {b_lbo}, {b_sbo}, 1, 0)
@@ -553,7 +552,7 @@ def kernel(TM, C, D, M, N, K, ldc_r, ldc_c, ldd_r, ldd_c, sc, sd, alpha, beta,
 {pending_init}
 {units(8)}
             j += 1  # the block's j-th tile: its k-tiles are the ring's j*ktiles ... on
-            if {int(PP)} and j % 2 != turn:
+            if {int(PP)} and j % 2 != cwu:
                 continue  # ping-pong: the other consumer's tile
             # (with a split tail too: only a block's last unit may be a K half)
             it = j * ktiles
