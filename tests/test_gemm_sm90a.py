@@ -411,6 +411,23 @@ def _staged_build(cfg, kind, a_km, b_km, epi):
     return k, asm, toolchain.disassemble(asm.cubin)
 
 
+def _alpha_blocks(sass):
+    """FMULs a thread skips, per branch on ``alpha != 1`` (a ``@!P BRA`` over them to a label,
+    P last set by ``FSETP.NEU P, PT, R, 1``): one block of BN / 2 per 64-row block when alpha
+    is applied on its own branch, none when the staged path multiplies each element itself."""
+    lines = [x.strip() for x in sass.splitlines()]
+    alpha_pred, blocks = {}, []
+    for i, x in enumerate(lines):
+        d = re.search(r"SETP\S* (P\d), ", x)
+        if d:  # the predicate's latest definition: the compare with 1 or another
+            alpha_pred[d.group(1)] = bool(re.search(r"FSETP\.NEU\.AND P\d, PT, R\d+, 1, PT", x))
+        b = re.search(r"@!(P\d) BRA `\((\.L_x_\d+)\)", x)
+        if b and alpha_pred.get(b.group(1)):
+            end = lines.index(b.group(2) + ":", i)
+            blocks.append(sum(" FMUL " in y for y in lines[i:end]))
+    return blocks
+
+
 @needs_ptxas
 @pytest.mark.parametrize("tile,kind,a_km,b_km,epi", [
     ((128, 256, 4), "bf16", True, False, False),
@@ -438,6 +455,10 @@ def test_tiles_stage_their_epilogue_without_spills(tile, kind, a_km, b_km, epi):
     assert len(re.findall(r"\bSTSM\.16\.M88\.4\b", sass)) == n, re.findall(r"STSM[^;]*", sass)
     assert len(re.findall(r"STG\.E\.EF\.128", sass)) == n
     assert len(re.findall(r"LDS\.128", sass)) == n
+    if not cfg.pingpong:  # alpha on a branch that alpha == 1 skips, not in the staged path
+        # (128 FMUL a thread that every launch's epilogue fetched: perf-notes s25)
+        assert _alpha_blocks(sass) == [cfg.bn // 2] * cfg.blocks_m, _alpha_blocks(sass)
+        assert "if alpha != 1:" in k.nbk_source
     assert "store_all" in k.nbk_source and "beta == 0" in k.nbk_source  # the guarded fallback
     # 2 KB per consumer warp behind the ring, inside the opt-in limit of an H100/H200
     assert k.nbk_smem_bytes == cfg.smem_bytes() + 4 * cfg.consumers * 2048 <= 232448

@@ -286,7 +286,7 @@ def build_kernel(cfg: WgmmaConfig, kind: str, a_kmajor: bool, b_kmajor: bool, ep
         "cuda": cuda, "I": I, "np": np, "int32": int32, "int64": int64, "uint32": uint32,
         "uint64": uint64, "float32": float32, "smem_desc": D.smem_desc, "store_all": store_all,
         "wgmma": _WGMMA[kind], "zeros": I.wgmma.zero_accumulator(BN // 2),
-        "fop": I.wgmma_fence_operand_f32,
+        "fop": I.wgmma_fence_operand_f32, "ONE": float32(1.0),
     }
     if STAGED:
         ns["store_staged"] = staged_epilogue(NF, out_kind, epilogue, n_extra, OFFLOAD, DEFER)
@@ -333,9 +333,17 @@ def build_kernel(cfg: WgmmaConfig, kind: str, a_kmajor: bool, b_kmajor: bool, ep
             "ldd_r * OSZ, ldd_c * OSZ, extra)"]
         if STAGED:  # the tile's columns all inside the matrix (the last tile column may not be)
             buf = f"stage_at + {w * 4 * NCH * WARP_STAGING}" if OFFLOAD else "stage_at"
+            # alpha applied here, on a uniform branch that alpha == 1 skips, and the staged
+            # epilogue given a literal 1 (the multiplies fold away): it then runs 128 FMUL a
+            # thread fewer, 38% of its instructions, which a launch's one-round tiles fetch
+            # cold (`no_instruction` stalls: perf-notes s25). Not in the ping-pong tiles: with
+            # a fused epilogue the 128x128x6 one spilled 8 B with it.
+            scale = [f"        frag{w}[0, {r // 4}, {r % 4}] = alpha * frag{w}[0, {r // 4}, {r % 4}]"
+                     for r in range(BN // 2)]
             narrow = [f"if n0 + {BN} <= N and beta == 0:",
+                      *([] if PP else ["    if alpha != 1:", *scale]),
                       f"    store_staged(frag{w}, m0 + row0 + {64 * w} + warp * 16, n0, lane, M, "
-                      f"alpha, d_at, ldd_r * OSZ, {buf}, extra)",
+                      f"{'alpha' if PP else 'ONE'}, d_at, ldd_r * OSZ, {buf}, extra)",
                       *([f"    pend = {DEFER}",  # (one 64-row block: cfg.defer needs MW == 1)
                          f"    p_at = d_at + m0 * ldd_r * OSZ + (n0 + {BN - 64 * DEFER}) * OSZ",
                          "    p_rows = M - m0"] if DEFER else []),
