@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Session 40, run D (H200; carry .whl): run C found ours at K = 64 (one tile a block, one
+# k-tile) 11.5 us under ncu where cuBLAS took 6.8 (16.4k against 9.4k cycles), far more than
+# the 1.2 us of the warm K sweep. Is that ncu's cache flush (cold instruction/constant caches
+# and L2) or the kernel? (1) ncu without cache flush or clock lock, durations only, K = 64
+# and 512; (2) ncu with its flush, the per-SASS-instruction stall samples of ours at K = 64
+# (top lines printed, the page gzipped); (3) the warm bench at K = 64, 128, 256 beside cuBLAS.
+. tools/device-preamble.sh
+for k in 64 512; do
+    timeout 120 ncu --profile-from-start off --cache-control none --clock-control none \
+        --metrics gpu__time_duration.sum,sm__cycles_elapsed.max,smsp__inst_executed.sum \
+        --page raw --csv python3 tools/profile_ncu.py gemm 1536x2816x$k 2> /dev/null \
+        | python3 -c "
+import csv, sys
+rows = [r for r in csv.reader(sys.stdin) if len(r) > 10]
+h = rows[0]
+for d in rows[2:]:
+    print('K=$k warm', d[h.index('Kernel Name')][:30], *(f'{c}={d[h.index(c)]}' for c in h if c.startswith(('gpu__', 'sm__', 'smsp__'))))"
+done
+timeout 150 ncu --profile-from-start off --section SourceCounters --section WarpStateStats \
+    -o "$out/k64" python3 tools/profile_ncu.py gemm 1536x2816x64 > /dev/null 2>&1
+echo "ncu source rc=$? at ${SECONDS}s"
+timeout 90 ncu -i "$out/k64.ncu-rep" --page source --csv --print-source sass 2>/dev/null > "$out/src_k64.csv"
+python3 - "$out/src_k64.csv" <<'PY'
+import csv, sys
+rows = list(csv.reader(open(sys.argv[1])))
+hi = next(i for i, r in enumerate(rows) if "Address" in r or "# Address" in r)
+h = rows[hi]
+col = next(i for i, c in enumerate(h) if c.startswith("Warp Stall Sampling (All"))
+src = h.index("Source")
+reasons = [i for i, c in enumerate(h) if c.startswith("stall_")] or [i for i, c in enumerate(h) if "Stall" in c and i != col]
+data = []
+for r in rows[hi + 1:]:
+    if len(r) != len(h) or r[0] == h[0]:
+        if data: break   # the next kernel's page
+        continue
+    try: data.append((float(r[col] or 0), r))
+    except ValueError: pass
+tot = sum(x for x, _ in data)
+print(f"kernel 1: {len(data)} SASS lines, {tot:.0f} samples")
+for x, r in sorted(data, key=lambda t: -t[0])[:30]:
+    top = sorted(((float(r[i] or 0), h[i]) for i in reasons if r[i] not in ("", "0")), reverse=True)[:3]
+    print(f"{x:7.0f} {100*x/tot:5.1f}% {r[0]:>6} {r[src][:60]:60s} " + " ".join(f"{n.replace('stall_','')}={v:.0f}" for v, n in top))
+PY
+gzip -f "$out/src_k64.csv"; rm -f "$out/k64.ncu-rep"
+timeout 150 python3 -m nbkernels.matmul.bench --dtypes bf16 --sizes 1536x2816x64,1536x2816x128,1536x2816x256 \
+    --reps 40 2>&1 | grep heuristic | cut -c1-150
+echo "done at ${SECONDS}s"
