@@ -211,6 +211,9 @@ def _sm90a(p, va, vb, C, D, c3, d3, alpha, beta, ext, ext_types, epilogue, epi_k
         _LAST.maps = wk.MapCache(tuple((m.dtype, m.shape, m.strides, m.box) for m in maps))
     tiles_m, tiles_n = -(-p.m // cfg.bm), -(-p.n // cfg.bn)
     ntiles = tiles_m * tiles_n * p.batch
+    if ntiles >= 2**32:  # the kernel's tile coordinates are 32-bit (wgmma_kernel coords)
+        raise NbkernelsError(f"gemm: the sm90a kernel walks fewer than 2^32 tiles of "
+                             f"{cfg.bm}x{cfg.bn}; got {ntiles} (M {p.m}, N {p.n}, batch {p.batch})")
     # the simulator runs blocks one after another: one walks every tile, or with a split tail
     # three, so that tiles are split between blocks there too
     sms = (SIM_BLOCKS_STREAMK if cfg.streamk else 1) if runner.simulated() else device_limits()[0]

@@ -363,23 +363,39 @@ def build_kernel(cfg: WgmmaConfig, kind: str, a_kmajor: bool, b_kmajor: bool, ep
     # Cluster variant: the scheduler walks tile pairs; every release goes to both blocks.
     if CL:
         sched = dict(start="cuda.blockIdx.x // 2", step="cuda.gridDim.x // 2", tm="pairs_m",
-                     group=max(1, GROUP_M // 2), row="((first_m + (r % per_group) % rows) * 2 + rank)")
+                     group=max(1, GROUP_M // 2), row="((first_m + within) * 2 + rank)")
         sync = ["I.barrier_cluster_arrive()", "I.barrier_cluster_wait()"]
         init_fence = ["        I.fence_mbarrier_init()  # the peer's multicasts and arrivals come next"]
         rank_src = ["rank = I.cluster_ctarank()", "peer = rank ^ 1",
                     "pairs_m = (tiles_m + 1) // 2  # tile rows in pairs (the last may be half out)"]
     else:
         sched = dict(start="cuda.blockIdx.x", step="cuda.gridDim.x", tm="tiles_m", group=GROUP_M,
-                     row="(first_m + (r % per_group) % rows)")
+                     row="(first_m + within)")
         sync, init_fence, rank_src = ["cuda.syncthreads()"], [], []
 
     def coords(indent):
         """Source of a tile's coordinates (batch b, first row m0, first column n0) from its
-        index ``tile``: the producer, the consumers and the storers walk the same tiles."""
-        lines = ["b = tile // per_batch", "r = tile - b * per_batch",
-                 f"first_m = (r // per_group) * {sched['group']}",
+        index ``tile``: the producer, the consumers and the storers walk the same tiles.
+
+        In 32-bit unsigned arithmetic (a tile count reaches 2^32 only with far more memory
+        than any GPU has; the host checks it): ptxas emits one ``div.u32`` sequence a quotient
+        where the 64-bit signed floor divisions were a call with a 32-bit bypass, their
+        remainders a second call. The producer works out its first tile's coordinates before
+        its first TMA load, on every launch's critical path (perf-notes s26)."""
+        lines = ["tu = uint32(tile)", "b32 = uint32(tu // per_batch)",
+                 "r = uint32(tu - b32 * per_batch)", "g = uint32(r // per_group)",
+                 "rg = uint32(r - g * per_group)", f"first_m = int64(g) * {sched['group']}",
                  f"rows = min({sched['tm']} - first_m, {sched['group']})",
-                 f"m0 = {sched['row']} * {BM}", f"n0 = ((r % per_group) // rows) * {BN}"]
+                 "q = uint32(rg // uint32(rows))", "within = int64(rg - q * uint32(rows))",
+                 "b = int64(b32)", f"m0 = {sched['row']} * {BM}", f"n0 = int64(q) * {BN}"]
+        return "\n".join(" " * indent + x for x in lines)
+
+    def tile_walk(indent):
+        """Source of the loop over the block's tiles, ``start``, ``start + step``, ... below
+        ``ntiles``, with the step at the loop's top (a ``continue`` skips the rest): a ``range``
+        with a run-time step costs a 64-bit division for its trip count before the first tile."""
+        lines = [f"t_step = int64({sched['step']})", f"tile = int64({sched['start']}) - t_step",
+                 "while tile < ntiles - t_step:", "    tile += t_step"]
         return "\n".join(" " * indent + x for x in lines)
 
     # the storers (producer warps 1-3): per tile of the block, wait for the consumers' staging,
@@ -391,7 +407,7 @@ def build_kernel(cfg: WgmmaConfig, kind: str, a_kmajor: bool, b_kmajor: bool, ep
             st = t - {128 - STORERS}
             staging = ring + {STAGES * STAGE}
             j = -1
-            for tile in range({sched["start"]}, ntiles, {sched["step"]}):
+{tile_walk(12)}
                 j += 1
                 while not I.mbarrier_try_wait_parity(bar0 + {SF}, uint32(j & 1)):
                     pass
@@ -448,7 +464,7 @@ def build_kernel(cfg: WgmmaConfig, kind: str, a_kmajor: bool, b_kmajor: bool, ep
                      "            kb = ktiles // 2"]
         krange, kfirst = "range(kb, ke)", "kt - kb"
     else:
-        unit_loop = [f"for tile in range({sched['start']}, ntiles, {sched['step']}):"]
+        unit_loop = tile_walk(0).splitlines()
         krange, kfirst = "range(ktiles)", "kt"
 
     def units(indent):
@@ -512,9 +528,9 @@ def kernel(TM, C, D, M, N, K, ldc_r, ldc_c, ldd_r, ldd_c, sc, sd, alpha, beta,
         I.fence_proxy_async()
 {chr(10).join(init_fence + ["    " + x for x in sync + rank_src])}
     ktiles = (K + {BK - 1}) // {BK}
-    per_batch = {sched["tm"]} * tiles_n
-    ntiles = per_batch * batch
-    per_group = {sched["group"]} * tiles_n
+    per_batch = uint32({sched["tm"]} * tiles_n)  # (32-bit: see coords)
+    ntiles = int64(per_batch) * batch
+    per_group = uint32({sched["group"]} * tiles_n)
     if wg == 0:
         I.setmaxnreg_dec({PREGS})
         if t == 0:
