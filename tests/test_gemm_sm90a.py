@@ -459,6 +459,9 @@ def test_tiles_stage_their_epilogue_without_spills(tile, kind, a_km, b_km, epi):
         # (128 FMUL a thread that every launch's epilogue fetched: perf-notes s25)
         assert _alpha_blocks(sass) == [cfg.bn // 2] * cfg.blocks_m, _alpha_blocks(sass)
         assert "if alpha != 1:" in k.nbk_source
+    # the tile walk and its coordinates in 32 bits: no 64-bit division or remainder call (the
+    # producer ran six before its first TMA load: perf-notes s26)
+    assert not re.findall(r"__cuda_sm20_(?:div|rem)_[su]64", sass), "64-bit division in the tile walk"
     assert "store_all" in k.nbk_source and "beta == 0" in k.nbk_source  # the guarded fallback
     # 2 KB per consumer warp behind the ring, inside the opt-in limit of an H100/H200
     assert k.nbk_smem_bytes == cfg.smem_bytes() + 4 * cfg.consumers * 2048 <= 232448
