@@ -108,3 +108,36 @@ ab_rows_op() {
 
 # The issue's key GEMM shapes, as matmul.bench's --sizes (session 38): squares, then the LLM ones.
 AB_KEY_SIZES=2048,4096,8192,4096x11008x4096,8192x8192x1024
+
+# Session 40: the A/B both GEMM scripts of the session ran (device_s40e.sh, device_s41a.sh).
+#   ab_alternate SIZES         both trees' kernels compiled in parallel, then old and new
+#                              alternated twice, bf16 and f16 (labels old_1, new_1, ...)
+#   ab_ncu_duration DIR LABEL CACHE SHAPE   ncu's own duration and instruction count of one
+#                              launch of ours and cuBLAS's (tools/profile_ncu.py gemm SHAPE) in
+#                              the tree DIR, no clock lock, --cache-control CACHE (none or all)
+ab_alternate() {
+    local sizes=$1 old pids="" round
+    old=$(ab_tree _ab/old)
+    ab_warm "$old" --dtypes bf16,f16 --sizes "$sizes" & pids="$pids $!"
+    ab_warm "$PWD" --dtypes bf16,f16 --sizes "$sizes" & pids="$pids $!"
+    wait $pids
+    echo "warm at ${SECONDS}s"
+    for round in 1 2; do
+        ab_bench "old_$round" "$old" --dtypes bf16,f16 --sizes "$sizes" --reps 30
+        ab_bench "new_$round" "$PWD" --dtypes bf16,f16 --sizes "$sizes" --reps 30
+    done
+}
+
+ab_ncu_duration() {
+    local dir=$1 label=$2 cache=$3 shape=$4
+    (cd "$dir" && PYTHONPATH=/tmp/site:$dir timeout 100 ncu --profile-from-start off \
+        --cache-control "$cache" --clock-control none \
+        --metrics gpu__time_duration.sum,smsp__inst_executed.sum --page raw --csv \
+        python3 tools/profile_ncu.py gemm "$shape" 2> /dev/null) | python3 -c "
+import csv, sys
+rows = [r for r in csv.reader(sys.stdin) if len(r) > 5]
+h = rows[0]
+for d in rows[2:]:
+    print('$label cache=$cache $shape', d[h.index('Kernel Name')][:30],
+          *(f'{c}={d[h.index(c)]}' for c in h if c.startswith(('gpu__', 'smsp__'))))"
+}
