@@ -5,18 +5,11 @@
 # and L2) or the kernel? (1) ncu without cache flush or clock lock, durations only, K = 64
 # and 512; (2) ncu with its flush, the per-SASS-instruction stall samples of ours at K = 64
 # (top lines printed, the page gzipped); (3) the warm bench at K = 64, 128, 256 beside cuBLAS.
+# (As run, step 1 was written inline and also read sm__cycles_elapsed.max; it is
+# ab-lib.sh's ab_ncu_duration now, shared with device_s40e.sh and device_s41a.sh.)
 . tools/device-preamble.sh
-for k in 64 512; do
-    timeout 120 ncu --profile-from-start off --cache-control none --clock-control none \
-        --metrics gpu__time_duration.sum,sm__cycles_elapsed.max,smsp__inst_executed.sum \
-        --page raw --csv python3 tools/profile_ncu.py gemm 1536x2816x$k 2> /dev/null \
-        | python3 -c "
-import csv, sys
-rows = [r for r in csv.reader(sys.stdin) if len(r) > 10]
-h = rows[0]
-for d in rows[2:]:
-    print('K=$k warm', d[h.index('Kernel Name')][:30], *(f'{c}={d[h.index(c)]}' for c in h if c.startswith(('gpu__', 'sm__', 'smsp__'))))"
-done
+. tools/ab-lib.sh
+for k in 64 512; do ab_ncu_duration "$PWD" warm none 1536x2816x$k; done
 timeout 150 ncu --profile-from-start off --section SourceCounters --section WarpStateStats \
     -o "$out/k64" python3 tools/profile_ncu.py gemm 1536x2816x64 > /dev/null 2>&1
 echo "ncu source rc=$? at ${SECONDS}s"
