@@ -640,6 +640,8 @@ def test_split_tail_replay_fields_are_the_kernels_workspace_flags_and_nonce():
     assert fields["w"] == starts[ws] + 4 and fields["flags"] == starts[flags] + 4
     assert fields["nonce"] == starts[nonce]
     assert fields["tm"] == starts[0] + 4 and fields["beta"] == starts[13]
+    assert fields["c"] == starts[1] + 4 and fields["d"] == starts[2] + 4
+    assert fields["alpha"] == starts[12] and (sig[12], sig[13]) == (types.float32,) * 2
 
 
 def test_split_tail_replays_get_their_own_workspace_flags_and_nonce():
