@@ -111,20 +111,35 @@ AB_KEY_SIZES=2048,4096,8192,4096x11008x4096,8192x8192x1024
 
 # Session 40: the A/B both GEMM scripts of the session ran (device_s40e.sh, device_s41a.sh).
 #   ab_alternate SIZES         both trees' kernels compiled in parallel, then old and new
-#                              alternated twice, bf16 and f16 (labels old_1, new_1, ...)
+#                              alternated twice (labels old_1, new_1, ...); AB_DTYPES (default
+#                              bf16,f16) and AB_REPS (default 30) as the caller sets them
+#   ab_warm_pair SIZES         its first half, in the background (wait $ab_pair_pids; a script
+#                              can run something else on the GPU meanwhile); ab_rounds SIZES
+#                              its second half
 #   ab_ncu_duration DIR LABEL CACHE SHAPE   ncu's own duration and instruction count of one
 #                              launch of ours and cuBLAS's (tools/profile_ncu.py gemm SHAPE) in
 #                              the tree DIR, no clock lock, --cache-control CACHE (none or all)
 ab_alternate() {
-    local sizes=$1 old pids="" round
-    old=$(ab_tree _ab/old)
-    ab_warm "$old" --dtypes bf16,f16 --sizes "$sizes" & pids="$pids $!"
-    ab_warm "$PWD" --dtypes bf16,f16 --sizes "$sizes" & pids="$pids $!"
-    wait $pids
+    ab_warm_pair "$1"
+    wait $ab_pair_pids
     echo "warm at ${SECONDS}s"
+    ab_rounds "$1"
+}
+
+ab_warm_pair() {
+    local old
+    old=$(ab_tree _ab/old)
+    ab_pair_pids=""
+    ab_warm "$old" --dtypes "${AB_DTYPES:-bf16,f16}" --sizes "$1" & ab_pair_pids="$ab_pair_pids $!"
+    ab_warm "$PWD" --dtypes "${AB_DTYPES:-bf16,f16}" --sizes "$1" & ab_pair_pids="$ab_pair_pids $!"
+}
+
+ab_rounds() {
+    local old round
+    old=$(ab_tree _ab/old)
     for round in 1 2; do
-        ab_bench "old_$round" "$old" --dtypes bf16,f16 --sizes "$sizes" --reps 30
-        ab_bench "new_$round" "$PWD" --dtypes bf16,f16 --sizes "$sizes" --reps 30
+        ab_bench "old_$round" "$old" --dtypes "${AB_DTYPES:-bf16,f16}" --sizes "$1" --reps "${AB_REPS:-30}"
+        ab_bench "new_$round" "$PWD" --dtypes "${AB_DTYPES:-bf16,f16}" --sizes "$1" --reps "${AB_REPS:-30}"
     done
 }
 

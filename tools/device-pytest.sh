@@ -1,8 +1,9 @@
 # Sourced by device scripts after tools/device-preamble.sh (session 28): one pytest run of GPU
 # tests with a limit, a faulthandler dump before it, and its output (-v) under $out.
 #   gpu_tests LIMIT_S FAULT_S FILE PYTEST-ARGS...   prints the summary line and failures
-#   row_sanitizer OP   compute-sanitizer memcheck, then racecheck, on the OP cases of
-#                      tools/sanitize_rows.py (200 s each; the last lines of each report)
+#   sanitizers LIMIT_S "SCRIPT ARGS"...   compute-sanitizer memcheck, then racecheck, on each
+#                      script (LIMIT_S each; the last lines of each report)
+#   row_sanitizer OP   the same on the OP cases of tools/sanitize_rows.py (200 s each)
 gpu_tests() {
     local limit=$1 fault=$2 file=$3
     shift 3
@@ -16,11 +17,18 @@ gpu_tests() {
     grep -E "^(FAILED|ERROR)| (FAILED|ERROR) |Timeout|Fatal" "$out/$file" | head -12
 }
 
-row_sanitizer() {
-    local tool
-    for tool in memcheck racecheck; do
-        timeout 200 compute-sanitizer --tool $tool --report-api-errors no --print-limit 20 \
-            python3 tools/sanitize_rows.py "$1" 2>&1 | grep -v Warning | tail -n 3
-        echo "$tool rc=$? at ${SECONDS}s"
+sanitizers() {
+    local limit=$1 s tool
+    shift
+    for s in "$@"; do
+        echo "--- $s"
+        for tool in memcheck racecheck; do
+            # shellcheck disable=SC2086
+            timeout "$limit" compute-sanitizer --tool $tool --report-api-errors no --print-limit 20 \
+                python3 $s 2>&1 | grep -v Warning | tail -n 3
+            echo "$tool rc=$? at ${SECONDS}s"
+        done
     done
 }
+
+row_sanitizer() { sanitizers 200 "tools/sanitize_rows.py $1"; }

@@ -7,15 +7,6 @@
 . tools/device-preamble.sh
 . tools/ab-lib.sh
 . tools/device-pytest.sh
-OLD=$(ab_tree _ab/old)
-pids=""
-ab_warm "$OLD" --dtypes bf16 --sizes $AB_KEY_SIZES & pids="$pids $!"
-ab_warm "$PWD" --dtypes bf16 --sizes $AB_KEY_SIZES & pids="$pids $!"
-wait $pids
-echo "warm at ${SECONDS}s"
-for round in 1 2; do
-    ab_bench "old_$round" "$OLD" --dtypes bf16 --sizes $AB_KEY_SIZES --reps 20
-    ab_bench "new_$round" "$PWD" --dtypes bf16 --sizes $AB_KEY_SIZES --reps 20
-done
+AB_DTYPES=bf16 AB_REPS=20 ab_alternate $AB_KEY_SIZES
 gpu_tests 200 190 t_sm90a.txt -n 8 tests/test_gemm_sm90a_gpu.py tests/test_hopper_gpu.py
 echo "done at ${SECONDS}s"

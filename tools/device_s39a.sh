@@ -11,24 +11,11 @@
 . tools/device-preamble.sh
 . tools/ab-lib.sh
 . tools/device-pytest.sh
-OLD=$(ab_tree _ab/old)
-pids=""
-ab_warm "$OLD" --dtypes f16,bf16 --sizes $AB_KEY_SIZES & pids="$pids $!"
-ab_warm "$PWD" --dtypes f16,bf16 --sizes $AB_KEY_SIZES & pids="$pids $!"
+export AB_DTYPES=f16,bf16 AB_REPS=20
+ab_warm_pair $AB_KEY_SIZES
 gpu_tests 120 110 t_probe.txt tests/test_intrinsics_gpu.py -k "broadcast or warp"
-wait $pids
+wait $ab_pair_pids
 echo "warm at ${SECONDS}s"
-for round in 1 2; do
-    ab_bench "old_$round" "$OLD" --dtypes f16,bf16 --sizes $AB_KEY_SIZES --reps 20
-    ab_bench "new_$round" "$PWD" --dtypes f16,bf16 --sizes $AB_KEY_SIZES --reps 20
-done
-for s in "tools/sanitize_gemm.py sm90a" tools/sanitize_defer.py tools/sanitize_streamk.py; do
-    echo "--- $s"
-    for tool in memcheck racecheck; do
-        # shellcheck disable=SC2086
-        timeout 150 compute-sanitizer --tool $tool --report-api-errors no --print-limit 20 \
-            python3 $s 2>&1 | grep -v Warning | tail -n 3
-        echo "$tool rc=$? at ${SECONDS}s"
-    done
-done
+ab_rounds $AB_KEY_SIZES
+sanitizers 150 "tools/sanitize_gemm.py sm90a" tools/sanitize_defer.py tools/sanitize_streamk.py
 echo "done at ${SECONDS}s"

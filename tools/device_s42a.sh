@@ -7,17 +7,10 @@
 #  2. tools/sanitize_gemm.py sm90a and tools/sanitize_defer.py under memcheck and racecheck.
 . tools/device-preamble.sh
 . tools/ab-lib.sh
+. tools/device-pytest.sh
 SIZES=8192,4096x11008x4096,4096
 ab_warm "$PWD" --dtypes f16,bf16 --sizes $SIZES & pid=$!
-for s in "tools/sanitize_gemm.py sm90a" tools/sanitize_defer.py; do
-    echo "--- $s"
-    for tool in memcheck racecheck; do
-        # shellcheck disable=SC2086
-        timeout 150 compute-sanitizer --tool $tool --report-api-errors no --print-limit 20 \
-            python3 $s 2>&1 | grep -v Warning | tail -n 3
-        echo "$tool rc=$? at ${SECONDS}s"
-    done
-done
+sanitizers 150 "tools/sanitize_gemm.py sm90a" tools/sanitize_defer.py
 wait $pid
 echo "warm at ${SECONDS}s"
 for round in 1 2; do

@@ -11,17 +11,13 @@
 . tools/ab-lib.sh
 OLD=$(ab_tree _ab/old)
 SIZES=1536x2816x64,4096
-pids=""
-ab_warm "$OLD" --dtypes bf16 --sizes $SIZES & pids="$pids $!"
-ab_warm "$PWD" --dtypes bf16 --sizes $SIZES & pids="$pids $!"
+export AB_DTYPES=bf16
+ab_warm_pair $SIZES
 timeout 150 python3 tools/smoke_sm90a.py 2>&1 | tail -n 12
 echo "smoke rc=$? at ${SECONDS}s"
-wait $pids
+wait $ab_pair_pids
 echo "warm at ${SECONDS}s"
-for round in 1 2; do
-    ab_bench "old_$round" "$OLD" --dtypes bf16 --sizes $SIZES --reps 30
-    ab_bench "new_$round" "$PWD" --dtypes bf16 --sizes $SIZES --reps 30
-done
+ab_rounds $SIZES
 ab_ncu_duration "$OLD" old none 1536x2816x64
 ab_ncu_duration "$PWD" new none 1536x2816x64
 echo "done at ${SECONDS}s"
