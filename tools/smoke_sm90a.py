@@ -1,9 +1,9 @@
 """A short GPU check of the sm90a GEMM (for a device call with little time left): float16
 on CuPy, batched and not, alpha 1 and 0.5, edge tiles, several tiles a block (rows of 16
 bytes: TMA), outputs poisoned, against a float64 reference. Each case is called twice on fresh
-operands, the second time with another alpha: the second call is a repeat call (the launch
-replayed with its per-call fields rewritten, matmul/fast.py). Prints one line a call and exits
-non-zero on any error above tolerance.
+operands, the second time with another alpha: where the repeat path takes the call (the first
+call's launch replayed with its per-call fields rewritten, matmul/fast.py), the second checks
+those fields. Prints one line a call and exits non-zero on any error above tolerance.
 
     python3 tools/smoke_sm90a.py
 """
