@@ -3,8 +3,8 @@
 # walk's kernels with the old parameter order): the prologue's scalars moved next to the maps
 # (perf-notes s28; one 64-byte parameter line instead of three).
 #  1. tools/smoke_sm90a.py on the new order (batched operands, alpha, edge tiles, each case
-#     called again on fresh operands: the repeat call's replayed fields), while both trees
-#     compile;
+#     called again on fresh operands with another alpha, through the repeat path where it
+#     takes the call), while both trees compile;
 #  2. old and new alternated twice, bf16 at one k-tile (1536x2816x64) and 4096^3, cuBLAS in
 #     every process; ncu's own duration at one k-tile on both trees, no cache flush.
 . tools/device-preamble.sh

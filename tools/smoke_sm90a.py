@@ -22,7 +22,7 @@ def main():
     rng = np.random.default_rng()
     bad = 0
     for sa, sb, alpha0 in CASES:
-        for call, alpha in (("first", alpha0), ("repeat", alpha0 * 0.75)):
+        for call, alpha in (("first", alpha0), ("again", alpha0 * 0.75)):
             a = rng.standard_normal(sa).astype(np.float16)
             b = rng.standard_normal(sb).astype(np.float16)
             want = alpha * np.matmul(a.astype(np.float64), b.astype(np.float64))
