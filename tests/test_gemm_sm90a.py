@@ -142,6 +142,15 @@ CASES = [
     ("float16", (0, 0), 56, 64, 136, "cr", (64, 64, 3, 8, False, 64, 1, True, False, 1, True), True, False),
     ("bfloat16", (2, 1), 72, 64, 136, "rc", (64, 64, 2, 8, False, 64, 1, True, False, 1, True), False, True),
     ("float16", (0, 0), 130, 72, 264, "rr", (128, 64, 3, 8, False, 64, 1, True, False, 2, True), False, False),
+    # the pieces form: 5 or 8 tiles on 3 blocks leave a last wave of 2; block 0 has no tile
+    # in it and runs the last 2 k-tiles of both (9 or 10 k-tiles, the last cut) after its
+    # whole tiles, blocks 1 and 2 the rest of one each and add the pieces. Staged with a
+    # chunk deferred across the pieces, guarded (a last tile column cut by N, beta * C), two
+    # consumers with depth 2 on a batch with a fused epilogue
+    ("bfloat16", (0, 0), 300, 64, 520, "rr", (64, 64, 2, 8, False, 64, 1, True, False, 1, True), False, False),
+    ("float16", (0, 0), 104, 504, 584, "cr", (64, 128, 3, 8, False, 64, 1, True, False, 1, True, 1), False, False),
+    ("bfloat16", (0, 0), 100, 500, 520, "rc", (64, 128, 2, 8, False, 64, 1, True, False, 1, True), True, False),
+    ("float16", (5, 1), 72, 64, 520, "rr", (128, 64, 3, 8, False, 64, 1, True, False, 2, True), False, True),
     # deferred stores (defer): the last chunks of each staged tile stored during the next
     # tile's k-loop. Every chunk deferred with one k-tile (the excess before the k-loop), a
     # guarded last tile column between staged ones, rows cut at M; one chunk of four over
@@ -608,7 +617,7 @@ def test_streamk_config_is_validated_round_trips_and_keeps_other_sources():
 
     cfg = parse_config("128x256x4k")
     assert cfg == wc.WgmmaConfig(128, 256, 4, streamk=True) == wc.WgmmaConfig(*cfg.key)
-    assert config_name(cfg) == "128x256x4k" and "split in K halves" in str(cfg)
+    assert config_name(cfg) == "128x256x4k" and "tiles split between blocks" in str(cfg)
     assert parse_config("128x256x4d2k") == wc.WgmmaConfig(128, 256, 4, depth=2, streamk=True)
     for bad in (dict(pingpong=True), dict(cluster=2), dict(offload=True), dict(bm=256, wg_rows=128)):
         with pytest.raises(NbkernelsError, match="streamk"):
@@ -619,18 +628,26 @@ def test_streamk_config_is_validated_round_trips_and_keeps_other_sources():
     assert "skv" not in plain and "nonce" not in plain and "range(ktiles)" in plain
 
 
-def test_split_tail_takes_a_last_wave_of_at_most_half_the_blocks():
-    from nbkernels.matmul.wgmma_kernel import split_tail, streamk_grid
+def test_split_tail_plans_halves_for_a_short_last_wave_and_pieces_for_a_full_one():
+    from nbkernels.matmul.wgmma_kernel import split_plan, split_tail, streamk_grid
 
-    assert split_tail(1376, 132, 64) == 56  # 4096x11008 in 128x256 tiles: 10 waves and 56
-    assert split_tail(2048, 132, 64) == 0 and split_tail(512, 132, 64) == 0  # 68, 116 > 66
+    assert split_plan(1376, 132, 64) == ("halves", 56, 32)  # 4096x11008: 10 waves and 56
+    # 4096^3: a last wave of 116; 16 helpers run 8 pieces (7 for some) of (64 - 8) // 9 = 6
+    # k-tiles each, the owners 58 k-tiles: 8 * (6 + 1) = 56 against 58
+    assert split_plan(512, 132, 64) == ("pieces", 116, 6)
+    assert split_plan(2048, 132, 128) == ("pieces", 68, 42)  # 8192^3: 64 helpers, 2 pieces each
+    assert split_plan(2048, 132, 16) == ("pieces", 68, 4)  # 8192x8192x1024
+    assert split_plan(512, 132, 25) == ("", 0, 0)  # pieces of (25 - 8) // 9 = 1 k-tile: none
+    assert split_plan(512, 132, 26) == ("pieces", 116, 2)
+    assert split_plan(131, 132, 64) == ("", 0, 0)  # fewer tiles than blocks: no wave before
     assert split_tail(264, 132, 64) == 0  # whole waves
-    assert split_tail(1376, 132, 1) == 0  # one k-tile: nothing to halve
+    assert split_tail(1376, 132, 1) == 0 and split_tail(512, 132, 1) == 0  # one k-tile
     assert streamk_grid(16, 132) == 32 and split_tail(16, 32, 2) == 16  # every tile split
     assert streamk_grid(100, 132) == 100 and split_tail(100, 100, 64) == 0
     assert streamk_grid(1376, 132) == 132
     assert streamk_grid(4, 3) == 3 and split_tail(4, 3, 4) == 1  # the simulator's 3 blocks
     assert streamk_grid(1, 3) == 2 and split_tail(1, 2, 3) == 1
+    assert split_plan(5, 3, 9) == ("pieces", 2, 2) and split_plan(8, 3, 10) == ("pieces", 2, 2)
     assert split_tail(8, 3, 5) == 0
 
 
@@ -682,7 +699,7 @@ def test_explain_says_the_split_tail_was_chosen_and_keeps_the_callers_tile(monke
     monkeypatch.setattr(api, "device_limits", lambda: (132, 227 * 1024))
     a, b = np.empty((2304, 8192), np.float16), np.empty((8192, 2304), np.float16)
     auto = nbkernels.explain(a, b, variant="sm90a")
-    assert "the last wave's tiles split in K halves" in auto
+    assert "the last wave's tiles split between blocks" in auto
     assert "split tail: the last 30 of 162 tiles" in auto
     given = nbkernels.explain(a, b, variant="sm90a", tile=WgmmaConfig(128, 256, 4))
     assert "split" not in given and "tile given by the caller" in given

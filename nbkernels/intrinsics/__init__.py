@@ -61,7 +61,10 @@ from .mbarrier import (
     mbarrier_try_wait_parity,
 )
 from .memory import (
+    fence_acq_rel_gpu,
     gmem_addr,
+    ld_acquire_gpu_s64,
+    st_release_gpu_s64,
     ld_global_f32,
     ld_global_f32_if,
     ld_global_s32_if,

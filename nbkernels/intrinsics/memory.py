@@ -222,3 +222,45 @@ ld_global_s32_if, st_global_s32_if = _predicated("s32")
 ld_global_f32_if, st_global_f32_if = _predicated("f32")
 
 __all__ += [f"{op}_global_{s}_if" for s in ("u16", "u32", "s32", "f32") for op in ("ld", "st")]
+
+
+# --- GPU-scope release / acquire: one block hands data in global memory to another ----------
+# `cuda.threadfence()` is `membar.gl`, which on sm_70+ is `fence.sc.gpu` (SASS MEMBAR.SC.GPU):
+# a sequentially consistent fence, far dearer under load than the acquire/release ordering a
+# hand-off needs (CUTLASS's stream-K fixup barrier uses release reductions and acquire loads).
+# The pattern: the writer's threads store, fence_acq_rel_gpu(), a warp or block barrier, then
+# one thread stores the flag with st_release_gpu_s64; the reader's thread polls it with
+# ld_acquire_gpu_s64, a barrier, then its threads fence_acq_rel_gpu() and read.
+def _ld_acquire_sim(addr):
+    return sim.global_bytes(int(addr), 8, "ld_acquire_gpu_s64").view(np.int64)[0]
+
+
+def _st_release_sim(addr, value):
+    sim.global_bytes(int(addr), 8, "st_release_gpu_s64").view(np.int64)[0] = value
+
+
+fence_acq_rel_gpu = build(InstructionSpec(
+    name="fence_acq_rel_gpu", family="fence", ptx="fence.acq_rel.gpu;",
+    min_arch=SM75, min_ptx=(6, 0), memory=True, sass=("MEMBAR",),
+    simulate=lambda: None,  # the simulator's memory is one array: writes are visible at once
+    doc="Acquire-release fence at GPU scope (``fence.acq_rel.gpu``): this thread's earlier "
+        "memory accesses are ordered before its later ones for every thread of the GPU that "
+        "synchronizes with it; cheaper than ``cuda.threadfence()`` (``fence.sc.gpu``)."))
+
+ld_acquire_gpu_s64 = build(InstructionSpec(
+    name="ld_acquire_gpu_s64", family="scalar", ptx="ld.acquire.gpu.global.s64 $d, [$addr];",
+    outputs=(Operand("d", types.int64),),
+    inputs=(Operand("addr", types.uint64, doc="8-byte-aligned global-space address"),),
+    min_arch=SM75, min_ptx=(6, 0), memory=True, sass=("LDG",), simulate=_ld_acquire_sim,
+    doc="Load one int64 with acquire semantics at GPU scope (a flag another block releases): "
+        "this thread's later accesses see what the releasing thread's release covered."))
+
+st_release_gpu_s64 = build(InstructionSpec(
+    name="st_release_gpu_s64", family="scalar", ptx="st.release.gpu.global.s64 [$addr], $value;",
+    inputs=(Operand("addr", types.uint64, doc="8-byte-aligned global-space address"),
+            Operand("value", types.int64)),
+    min_arch=SM75, min_ptx=(6, 0), memory=True, sass=("STG",), simulate=_st_release_sim,
+    doc="Store one int64 with release semantics at GPU scope (a flag another block acquires): "
+        "what this thread wrote or synchronized with before it is visible to that block."))
+
+__all__ += ["fence_acq_rel_gpu", "ld_acquire_gpu_s64", "st_release_gpu_s64"]

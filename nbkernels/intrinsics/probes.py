@@ -604,6 +604,52 @@ _register(Probe(
 
 
 # ---------------------------------------------------------------------------------------
+# GPU-scope hand-off: warp 0 writes, fences and releases a flag; warp 1 polls it with
+# acquire loads, fences and reads what warp 0 wrote (the split tail's pattern)
+# ---------------------------------------------------------------------------------------
+@cuda.jit
+def _handoff_kernel(x, token, flag, data, got, seen):
+    i = cuda.threadIdx.x
+    lane = i % 32
+    f_at = memory.gmem_addr(flag, 0)
+    if i < 32:
+        data[i] = x[i] * np.uint32(3) + np.uint32(1)
+        memory.fence_acq_rel_gpu()
+        warp.warp_sync()
+        if lane == 0:
+            memory.st_release_gpu_s64(f_at, token[0])
+    else:
+        v = np.int64(0)
+        while warp.vote_any(np.uint32(v == token[0])) == 0:
+            if lane == 0:
+                v = memory.ld_acquire_gpu_s64(f_at)
+        warp.warp_sync()
+        memory.fence_acq_rel_gpu()
+        got[lane] = data[lane]
+        seen[lane] = v if lane == 0 else token[0]
+
+
+def _handoff_inputs(rng, exact):
+    return {"x": rng.integers(0, 2**30, 32, dtype=np.uint64).astype(np.uint32),
+            "token": rng.integers(1, 2**62, 1, dtype=np.int64),
+            "flag": np.zeros(1, np.int64)}
+
+
+def _handoff_reference(inp):
+    d = inp["x"] * np.uint32(3) + np.uint32(1)
+    return {"data": d, "got": d, "seen": np.full(32, inp["token"][0], np.int64)}
+
+
+_register(Probe(
+    "gpu_handoff", ("fence_acq_rel_gpu", "ld_acquire_gpu_s64", "st_release_gpu_s64"),
+    _handoff_kernel, _handoff_inputs,
+    lambda inp: {"data": np.empty(32, np.uint32), "got": np.empty(32, np.uint32),
+                 "seen": np.empty(32, np.int64)},
+    _handoff_reference, threads=64,
+))
+
+
+# ---------------------------------------------------------------------------------------
 # lane 0's value broadcast: per warp of two, of a per-lane value and of the warp's index
 # ---------------------------------------------------------------------------------------
 @cuda.jit

@@ -230,10 +230,10 @@ def _sm90a(p, va, vb, C, D, c3, d3, alpha, beta, ext, ext_types, epilogue, epi_k
                                                d3[0])]
     args += [np.float32(alpha), np.float32(beta), np.int32(tiles_m), np.int32(tiles_n),
              np.int32(p.batch), np.int32(_bstride(va) != 0), np.int32(_bstride(vb) != 0)]
-    if cfg.streamk:  # partial sums of split tiles and one flag per consumer warp, per block
-        split = wk.split_tail(ntiles, grid, k_tiles(p.k)) > 0
-        bufs = (((grid * wk.partial_floats(cfg) if split else 1,), np.dtype(np.float32)),
-                ((grid * cfg.consumers * 4 if split else 1,), np.dtype(np.int64)))
+    if cfg.streamk:  # partial sums and one flag per consumer warp, per split tile
+        split = wk.split_tail(ntiles, grid, k_tiles(p.k))
+        bufs = (((split * wk.partial_floats(cfg) or 1,), np.dtype(np.float32)),
+                ((split * cfg.consumers * 4 or 1,), np.dtype(np.int64)))
         _LAST.streamk = bufs  # a repeat call allocates its own (fast.Launcher)
         ws, flags = (runner.empty(va, shape, dt) for shape, dt in bufs)
         args += [runner.flat(arrays.as_view(ws, "workspace"), np.float32),
