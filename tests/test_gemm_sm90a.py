@@ -143,14 +143,15 @@ CASES = [
     ("bfloat16", (2, 1), 72, 64, 136, "rc", (64, 64, 2, 8, False, 64, 1, True, False, 1, True), False, True),
     ("float16", (0, 0), 130, 72, 264, "rr", (128, 64, 3, 8, False, 64, 1, True, False, 2, True), False, False),
     # the pieces form: 5 or 8 tiles on 3 blocks leave a last wave of 2; block 0 has no tile
-    # in it and runs the last 2 k-tiles of both (9 or 10 k-tiles, the last cut) after its
-    # whole tiles, blocks 1 and 2 the rest of one each and add the pieces. Staged with a
+    # in it and runs the last 2 k-tiles of both (13 or 14 k-tiles, the last cut: (13 - 2 *
+    # PIECE_COST_KTILES) // 3 = 2) after its whole tiles, blocks 1 and 2 the rest of one each
+    # and add the pieces. Staged with a
     # chunk deferred across the pieces, guarded (a last tile column cut by N, beta * C), two
     # consumers with depth 2 on a batch with a fused epilogue
-    ("bfloat16", (0, 0), 300, 64, 520, "rr", (64, 64, 2, 8, False, 64, 1, True, False, 1, True), False, False),
-    ("float16", (0, 0), 104, 504, 584, "cr", (64, 128, 3, 8, False, 64, 1, True, False, 1, True, 1), False, False),
-    ("bfloat16", (0, 0), 100, 500, 520, "rc", (64, 128, 2, 8, False, 64, 1, True, False, 1, True), True, False),
-    ("float16", (5, 1), 72, 64, 520, "rr", (128, 64, 3, 8, False, 64, 1, True, False, 2, True), False, True),
+    ("bfloat16", (0, 0), 300, 64, 776, "rr", (64, 64, 2, 8, False, 64, 1, True, False, 1, True), False, False),
+    ("float16", (0, 0), 104, 504, 840, "cr", (64, 128, 3, 8, False, 64, 1, True, False, 1, True, 1), False, False),
+    ("bfloat16", (0, 0), 100, 500, 776, "rc", (64, 128, 2, 8, False, 64, 1, True, False, 1, True), True, False),
+    ("float16", (5, 1), 72, 64, 776, "rr", (128, 64, 3, 8, False, 64, 1, True, False, 2, True), False, True),
     # deferred stores (defer): the last chunks of each staged tile stored during the next
     # tile's k-loop. Every chunk deferred with one k-tile (the excess before the k-loop), a
     # guarded last tile column between staged ones, rows cut at M; one chunk of four over
@@ -632,13 +633,13 @@ def test_split_tail_plans_halves_for_a_short_last_wave_and_pieces_for_a_full_one
     from nbkernels.matmul.wgmma_kernel import split_plan, split_tail, streamk_grid
 
     assert split_plan(1376, 132, 64) == ("halves", 56, 32)  # 4096x11008: 10 waves and 56
-    # 4096^3: a last wave of 116; 16 helpers run 8 pieces (7 for some) of (64 - 8) // 9 = 6
-    # k-tiles each, the owners 58 k-tiles: 8 * (6 + 1) = 56 against 58
-    assert split_plan(512, 132, 64) == ("pieces", 116, 6)
-    assert split_plan(2048, 132, 128) == ("pieces", 68, 42)  # 8192^3: 64 helpers, 2 pieces each
-    assert split_plan(2048, 132, 16) == ("pieces", 68, 4)  # 8192x8192x1024
-    assert split_plan(512, 132, 25) == ("", 0, 0)  # pieces of (25 - 8) // 9 = 1 k-tile: none
-    assert split_plan(512, 132, 26) == ("pieces", 116, 2)
+    # 4096^3: a last wave of 116; 16 helpers run 8 pieces (7 for some) of (64 - 8 * 3) // 9
+    # = 4 k-tiles each, the owners 60 k-tiles: 8 * (4 + 3) = 56 against 60
+    assert split_plan(512, 132, 64) == ("pieces", 116, 4)
+    assert split_plan(2048, 132, 128) == ("pieces", 68, 40)  # 8192^3: 64 helpers, 2 pieces each
+    assert split_plan(2048, 132, 16) == ("pieces", 68, 3)  # 8192x8192x1024
+    assert split_plan(512, 132, 41) == ("", 0, 0)  # pieces of (41 - 24) // 9 = 1 k-tile: none
+    assert split_plan(512, 132, 42) == ("pieces", 116, 2)
     assert split_plan(131, 132, 64) == ("", 0, 0)  # fewer tiles than blocks: no wave before
     assert split_tail(264, 132, 64) == 0  # whole waves
     assert split_tail(1376, 132, 1) == 0 and split_tail(512, 132, 1) == 0  # one k-tile
@@ -647,7 +648,8 @@ def test_split_tail_plans_halves_for_a_short_last_wave_and_pieces_for_a_full_one
     assert streamk_grid(1376, 132) == 132
     assert streamk_grid(4, 3) == 3 and split_tail(4, 3, 4) == 1  # the simulator's 3 blocks
     assert streamk_grid(1, 3) == 2 and split_tail(1, 2, 3) == 1
-    assert split_plan(5, 3, 9) == ("pieces", 2, 2) and split_plan(8, 3, 10) == ("pieces", 2, 2)
+    assert split_plan(5, 3, 13) == ("pieces", 2, 2) and split_plan(8, 3, 14) == ("pieces", 2, 2)
+    assert split_plan(5, 3, 11) == ("", 0, 0)
     assert split_tail(8, 3, 5) == 0
 
 

@@ -93,6 +93,9 @@ BLOCKS_PER_SM = 1  # the ring takes most of the shared memory
 
 #: Split tail, pieces form: the fewest k-tiles a piece may have (below, the tail is not split)
 PIECE_MIN_KTILES = 2
+#: ... and what leaving a piece's partial sums costs a helper, in k-tiles of the 128x256 tile
+#: (its stores, the fence before its flag: perf-notes s29)
+PIECE_COST_KTILES = 3
 
 
 def split_plan(tiles: int, blocks: int, ktiles: int) -> tuple[str, int, int]:
@@ -106,8 +109,9 @@ def split_plan(tiles: int, blocks: int, ktiles: int) -> tuple[str, int, int]:
     * ``"pieces"``, a fuller last wave: its tiles' owners run all but the last ``x`` k-tiles,
       and the ``blocks - tail`` blocks that have no tile in that wave (helpers) run those last
       ``x`` k-tiles of up to ``p = ceil(tail / helpers)`` tiles each, one piece after another.
-      ``x = (ktiles - p) // (p + 1)`` evens the two out when leaving a piece's partial sums
-      costs about a k-tile: ``ktiles - x`` for an owner, ``p (x + 1)`` for a helper;
+      ``x = (ktiles - p c) // (p + 1)`` evens the two out when leaving a piece's partial sums
+      costs ``c = PIECE_COST_KTILES`` k-tiles: ``ktiles - x`` for an owner, ``p (x + c)``
+      for a helper;
     * ``("", 0, 0)``: nothing is split (no partial wave, one k-tile, or pieces shorter than
       PIECE_MIN_KTILES).
 
@@ -118,7 +122,7 @@ def split_plan(tiles: int, blocks: int, ktiles: int) -> tuple[str, int, int]:
     if 2 * tail <= blocks:
         return "halves", tail, ktiles // 2
     per = -(-tail // (blocks - tail))
-    x = max(ktiles - per, 0) // (per + 1)
+    x = max(ktiles - per * PIECE_COST_KTILES, 0) // (per + 1)
     return ("pieces", tail, x) if x >= PIECE_MIN_KTILES else ("", 0, 0)
 
 
@@ -351,7 +355,8 @@ def build_kernel(cfg: WgmmaConfig, kind: str, a_kmajor: bool, b_kmajor: bool, ep
         fill = [f"frag{w}[0, {r // 4}, {r % 4}] = acc{w}[{r}]" for r in range(BN // 2)]
         if SK:  # the owner of a split tile adds the other block's partial sums
             epilogue_src += ["if fix:"] + [
-                f"    {x} + ws[pbase + {(w * BN // 2 + r) * NCT}]" for r, x in enumerate(fill)] + [
+                f"    {x} + I.ld_global_f32(ws_at + {4 * (w * BN // 2 + r) * NCT})"
+                for r, x in enumerate(fill)] + [
                 "else:"] + ["    " + x for x in fill]
         else:
             epilogue_src += fill
@@ -483,7 +488,7 @@ def build_kernel(cfg: WgmmaConfig, kind: str, a_kmajor: bool, b_kmajor: bool, ep
                      "tail = uint32(uint32(ntiles) % sk_n)  # split_plan(tiles, blocks, ktiles), as the host",
                      "hp = uint32(sk_n - tail)  # helpers of the pieces form",
                      "pp = uint32(uint32(tail + hp - 1) // hp)  # pieces a helper runs at most",
-                     "xs = uint32(uint32(kt32 - min(pp, kt32)) // uint32(pp + 1))  # k-tiles of a piece",
+                     f"xs = uint32(uint32(kt32 - min(pp * {PIECE_COST_KTILES}, kt32)) // uint32(pp + 1))  # k-tiles of a piece",
                      "halves = tail > 0 and 2 * tail <= sk_n and kt32 >= 2",
                      f"pieces = 2 * tail > sk_n and xs >= {PIECE_MIN_KTILES}",
                      "if not halves and not pieces:",
@@ -523,13 +528,16 @@ def build_kernel(cfg: WgmmaConfig, kind: str, a_kmajor: bool, b_kmajor: bool, ep
     if SK:
         # a split tile's later k-tiles: partial sums to this block's slot of the workspace
         # (register r of consumer thread c at r * NCT + c: coalesced), then the warp's flag
-        part = [f"ws[pbase + {(w * BN // 2 + r) * NCT}] = acc{w}[{r}]"
+        part = [f"I.st_global_f32(ws_at + {4 * (w * BN // 2 + r) * NCT}, acc{w}[{r}])"
                 for w in range(MW) for r in range(BN // 2)]
         epilogue_src = [
             "slot = int64(tile - int64(whole) * sk_n)  # (a split tile's; unused otherwise)",
-            f"pbase = slot * {NREGS * NCT} + (t - 128)",
+            # one address a thread, each access an immediate offset from it: indexing ws took ~9
+            # instructions an element (the wraparound of a signed index), 1170 a thread a piece,
+            # fetched cold each time: ~5 us a piece (perf-notes s29)
+            f"ws_at = I.gmem_addr(ws, 0) + uint64(slot * {NREGS * NCT} + (t - 128)) * uint64(4)",
             f"fl = slot * {NCT // 32} + (t - 128) // 32",
-            "f_at = I.gmem_addr(flags, 0) + fl * 8",
+            "f_at = I.gmem_addr(flags, 0) + uint64(fl * 8)",
             "if kb > 0:  # a later part of a split tile: its partial sums for the owner",
             *["    " + x for x in part],
             "    # the warp's stores ordered before lane 0's release of the flag (acquire-release",

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Session 43, run D (H200; carry .whl): the pieces form after run C's profile (perf-notes
+# s29): the partial sums stored and read at immediate offsets from one address a thread (1170
+# instructions a piece were ~9 an element), pieces sized for a hand-off of 3 k-tiles.
+#  1. the default tile and 128x256x4ke2 built in parallel (bf16, f16);
+#  2. both beside cuBLAS in one bench process at 4096^3, 8192x8192x1024 and 8192^3, twice;
+#  3. ncu's own durations (no flush, no clock lock) of the default, 128x256x4ke2 and cuBLAS at
+#     4096^3 bf16.
+. tools/device-preamble.sh
+timeout 150 python3 tools/prewarm_sm90a.py --kinds bf16,f16 default 128x256x4ke2
+for p in 1 2; do
+    echo "--- process $p at ${SECONDS}s"
+    timeout 150 python3 -m nbkernels.matmul.bench_hopper --no-triton --no-sm80 \
+        --shapes 4096,8192x8192x1024,8192 --configs 128x256x4ke2 --json "$out/d$p.json" 2>&1 \
+        | grep -v Warning | tail -n 7
+done
+python3 - "$out"/d1.json "$out"/d2.json <<'PY'
+import json, sys
+for path in sys.argv[1:]:
+    for r in json.load(open(path)):
+        sk = r["nbk[128x256x4ke2]"]
+        print(f"{path[-7:]} {r['dtype']:8s} {r['m']}x{r['n']}x{r['k']}: default {r['nbk']:.1f} "
+              f"split {sk:.1f} cuBLAS {r['cublas']:.1f}  split/default {sk / r['nbk']:.4f}  "
+              f"default/cuBLAS {r['nbk'] / r['cublas']:.4f}  split/cuBLAS {sk / r['cublas']:.4f}  "
+              f"err {r['nbk_err']:.1e} / {r['nbk[128x256x4ke2]_err']:.1e}")
+PY
+timeout 100 ncu --profile-from-start off --cache-control none --clock-control none \
+    --metrics gpu__time_duration.sum,smsp__inst_executed.sum \
+    python3 tools/profile_ncu.py gemm 4096 128x256x4ke2 2>&1 | grep -E "^\s+(gpu__|smsp__)|^  [a-z_0-9]+.*\(" \
+    | sed -E 's/\(Array.*\) \(/(... (/' | head -12
+echo "done at ${SECONDS}s"
