@@ -142,16 +142,6 @@ CASES = [
     ("float16", (0, 0), 56, 64, 136, "cr", (64, 64, 3, 8, False, 64, 1, True, False, 1, True), True, False),
     ("bfloat16", (2, 1), 72, 64, 136, "rc", (64, 64, 2, 8, False, 64, 1, True, False, 1, True), False, True),
     ("float16", (0, 0), 130, 72, 264, "rr", (128, 64, 3, 8, False, 64, 1, True, False, 2, True), False, False),
-    # the pieces form: 5 or 8 tiles on 3 blocks leave a last wave of 2; block 0 has no tile
-    # in it and runs the last 2 k-tiles of both (13 or 14 k-tiles, the last cut: (13 - 2 *
-    # PIECE_COST_KTILES) // 3 = 2) after its whole tiles, blocks 1 and 2 the rest of one each
-    # and add the pieces. Staged with a
-    # chunk deferred across the pieces, guarded (a last tile column cut by N, beta * C), two
-    # consumers with depth 2 on a batch with a fused epilogue
-    ("bfloat16", (0, 0), 300, 64, 776, "rr", (64, 64, 2, 8, False, 64, 1, True, False, 1, True), False, False),
-    ("float16", (0, 0), 104, 504, 840, "cr", (64, 128, 3, 8, False, 64, 1, True, False, 1, True, 1), False, False),
-    ("bfloat16", (0, 0), 100, 500, 776, "rc", (64, 128, 2, 8, False, 64, 1, True, False, 1, True), True, False),
-    ("float16", (5, 1), 72, 64, 776, "rr", (128, 64, 3, 8, False, 64, 1, True, False, 2, True), False, True),
     # deferred stores (defer): the last chunks of each staged tile stored during the next
     # tile's k-loop. Every chunk deferred with one k-tile (the excess before the k-loop), a
     # guarded last tile column between staged ones, rows cut at M; one chunk of four over
@@ -538,8 +528,9 @@ def _k_loop(sass, end):
     ((128, 256, 4), "f16", False, True, True)])
 def test_streamk_tiles_assemble_without_spills(tile, kind, a_km, b_km, epi):
     """Split tail: per consumer thread, its accumulators stored as partial sums (one 4-byte store
-    each) and read back by the owner of a split tile (one load each), one flag exchange a
-    warp, the owner's polling; the schedule lives in shared memory, and nothing spills."""
+    each, at an immediate offset from one address) and read back by the owner of a split tile
+    (one load each), one flag release a warp, the owner's polling; the schedule in 32-bit
+    arithmetic (no division routine), and nothing spills."""
     from nbkernels.matmul import wgmma_config
 
     cfg = wgmma_config.WgmmaConfig(*tile, streamk=True)
@@ -548,8 +539,16 @@ def test_streamk_tiles_assemble_without_spills(tile, kind, a_km, b_km, epi):
     regs = cfg.blocks_m * cfg.bn // 2
     assert len(re.findall(r"\bSTG\.E\s", sass)) >= regs
     assert len(re.findall(r"\bLDG\.E\s", sass)) >= regs
-    assert len(re.findall(r"ATOMG\.E\.EXCH\.64", sass)) == 1
-    assert re.search(r"ATOMG\.E\.ADD\.64", sass)
+    # the partial sums' stores nearly back to back (with an address calculation each they
+    # took 1170 lines): regs of them within 1.25 regs lines
+    lines = [x for x in sass.splitlines() if re.search(r"/\*[0-9a-f]{4,}\*/\s+\S", x)]
+    stg = [i for i, x in enumerate(lines) if re.search(r"\bSTG\.E\s", x)]
+    assert min(stg[i + regs - 1] - stg[i] for i in range(len(stg) - regs + 1)) < 1.25 * regs
+    # the flag: one release store (a GPU-scope fence, then a strong store), polled by acquire
+    # loads; no sequentially consistent fence (cuda.threadfence: MEMBAR.SC.GPU, perf-notes s29)
+    assert len(re.findall(r"STG\.E\.64\.STRONG\.GPU", sass)) == 1
+    assert re.search(r"LDG\.E\.64\.STRONG\.GPU", sass) and "MEMBAR.ALL.GPU" in sass
+    assert "MEMBAR.SC" not in sass and "CALL.REL" not in sass
     assert len(re.findall(r"\bSTSM\.16\.M88\.4\b", sass)) == 4 * (cfg.bn // 64) * cfg.blocks_m
     # the consumers' k-loop (from the full-barrier wait before the first HGMMA to the branch
     # after the last) builds both descriptors on the uniform datapath, as the default's does:
@@ -618,38 +617,29 @@ def test_streamk_config_is_validated_round_trips_and_keeps_other_sources():
 
     cfg = parse_config("128x256x4k")
     assert cfg == wc.WgmmaConfig(128, 256, 4, streamk=True) == wc.WgmmaConfig(*cfg.key)
-    assert config_name(cfg) == "128x256x4k" and "tiles split between blocks" in str(cfg)
+    assert config_name(cfg) == "128x256x4k" and "split in K halves" in str(cfg)
     assert parse_config("128x256x4d2k") == wc.WgmmaConfig(128, 256, 4, depth=2, streamk=True)
     for bad in (dict(pingpong=True), dict(cluster=2), dict(offload=True), dict(bm=256, wg_rows=128)):
         with pytest.raises(NbkernelsError, match="streamk"):
             wc.WgmmaConfig(**{"bm": 128, "bn": 128, "stages": 4, **bad}, streamk=True)
     src = wk.build_kernel(cfg, "bf16", True, False).nbk_source
-    assert "ws, flags, nonce, extra" in src and "cuda.atomic.exch" in src
+    assert "ws, flags, nonce, extra" in src and "I.st_release_gpu_s64" in src
     plain = wk.build_kernel(wc.DEFAULT, "bf16", True, False).nbk_source
     assert "skv" not in plain and "nonce" not in plain and "range(ktiles)" in plain
 
 
-def test_split_tail_plans_halves_for_a_short_last_wave_and_pieces_for_a_full_one():
-    from nbkernels.matmul.wgmma_kernel import split_plan, split_tail, streamk_grid
+def test_split_tail_takes_a_last_wave_of_at_most_half_the_blocks():
+    from nbkernels.matmul.wgmma_kernel import split_tail, streamk_grid
 
-    assert split_plan(1376, 132, 64) == ("halves", 56, 32)  # 4096x11008: 10 waves and 56
-    # 4096^3: a last wave of 116; 16 helpers run 8 pieces (7 for some) of (64 - 8 * 3) // 9
-    # = 4 k-tiles each, the owners 60 k-tiles: 8 * (4 + 3) = 56 against 60
-    assert split_plan(512, 132, 64) == ("pieces", 116, 4)
-    assert split_plan(2048, 132, 128) == ("pieces", 68, 40)  # 8192^3: 64 helpers, 2 pieces each
-    assert split_plan(2048, 132, 16) == ("pieces", 68, 3)  # 8192x8192x1024
-    assert split_plan(512, 132, 41) == ("", 0, 0)  # pieces of (41 - 24) // 9 = 1 k-tile: none
-    assert split_plan(512, 132, 42) == ("pieces", 116, 2)
-    assert split_plan(131, 132, 64) == ("", 0, 0)  # fewer tiles than blocks: no wave before
+    assert split_tail(1376, 132, 64) == 56  # 4096x11008 in 128x256 tiles: 10 waves and 56
+    assert split_tail(2048, 132, 64) == 0 and split_tail(512, 132, 64) == 0  # 68, 116 > 66
     assert split_tail(264, 132, 64) == 0  # whole waves
-    assert split_tail(1376, 132, 1) == 0 and split_tail(512, 132, 1) == 0  # one k-tile
+    assert split_tail(1376, 132, 1) == 0  # one k-tile: nothing to halve
     assert streamk_grid(16, 132) == 32 and split_tail(16, 32, 2) == 16  # every tile split
     assert streamk_grid(100, 132) == 100 and split_tail(100, 100, 64) == 0
     assert streamk_grid(1376, 132) == 132
     assert streamk_grid(4, 3) == 3 and split_tail(4, 3, 4) == 1  # the simulator's 3 blocks
     assert streamk_grid(1, 3) == 2 and split_tail(1, 2, 3) == 1
-    assert split_plan(5, 3, 13) == ("pieces", 2, 2) and split_plan(8, 3, 14) == ("pieces", 2, 2)
-    assert split_plan(5, 3, 11) == ("", 0, 0)
     assert split_tail(8, 3, 5) == 0
 
 
@@ -701,7 +691,7 @@ def test_explain_says_the_split_tail_was_chosen_and_keeps_the_callers_tile(monke
     monkeypatch.setattr(api, "device_limits", lambda: (132, 227 * 1024))
     a, b = np.empty((2304, 8192), np.float16), np.empty((8192, 2304), np.float16)
     auto = nbkernels.explain(a, b, variant="sm90a")
-    assert "the last wave's tiles split between blocks" in auto
+    assert "the last wave's tiles split in K halves" in auto
     assert "split tail: the last 30 of 162 tiles" in auto
     given = nbkernels.explain(a, b, variant="sm90a", tile=WgmmaConfig(128, 256, 4))
     assert "split" not in given and "tile given by the caller" in given

@@ -3,7 +3,8 @@ times or profiles them (a file, not stdin: multiprocessing's spawn re-imports th
 
     python3 tools/prewarm_sm90a.py [--kinds bf16,f16] default 128x256x4ke2 ...
 
-Layout: row-major a and b (a K-major, b N-major), as the bench and tools/profile_ncu.py make.
+Layouts: row-major a and b (a K-major, b N-major), as the bench and tools/profile_ncu.py make
+them; ``--layouts all``: the four operand majors (as the GPU tests' cases need).
 """
 import argparse
 import sys
@@ -16,10 +17,12 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("configs", nargs="+", help="'default' or a bench config (BMxBNxSTAGES...)")
     ap.add_argument("--kinds", default="bf16")
+    ap.add_argument("--layouts", choices=("rr", "all"), default="rr")
     args = ap.parse_args(argv)
     cfgs = [wc.DEFAULT if c == "default" else bh.parse_config(c) for c in args.configs]
     t = time.time()
-    n = bh.prewarm(cfgs, kinds=tuple(args.kinds.split(",")), layouts=((True, False),))
+    n = bh.prewarm(cfgs, kinds=tuple(args.kinds.split(",")), layouts=((True, False),) if args.layouts == "rr" else
+                   ((True, False), (True, True), (False, False), (False, True)))
     print(f"prewarmed {n} sm90a builds in {time.time() - t:.0f} s", flush=True)
     return 0
 

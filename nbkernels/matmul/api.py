@@ -364,22 +364,14 @@ def _plan_sm90a(p, tile, forced, sms, max_smem) -> bool:
     p.reasons.append("epilogue: " + why)
     if cfg.streamk:
         blocks = wgmma_kernel.streamk_grid(tiles, sms)
-        ktiles = wgmma_config.k_tiles(p.k)
-        form, shared, moved = wgmma_kernel.split_plan(tiles, blocks, ktiles)
-        if form == "halves":
+        shared = wgmma_kernel.split_tail(tiles, blocks, wgmma_config.k_tiles(p.k))
+        if shared:
             p.reasons.append(f"split tail: the last {shared} of {tiles} tiles (a partial wave on "
                              f"{blocks} blocks) each split into two K halves run side by side, "
                              "so that fewer SMs idle through the last wave")
-        elif form == "pieces":
-            helpers = blocks - shared
-            p.reasons.append(
-                f"split tail: the last {shared} of {tiles} tiles (a partial wave on {blocks} "
-                f"blocks) each run all but their last {moved} of {ktiles} k-tiles; the "
-                f"{helpers} blocks without a tile in that wave run those ({-(-shared // helpers)}"
-                " tiles' at most each), so that no SM idles through the last wave")
         else:
-            p.reasons.append(f"split tail not needed: {tiles} tiles of {ktiles} k-tiles on "
-                             f"{blocks} blocks leave no partial last wave to split")
+            p.reasons.append(f"split tail not needed: {tiles} tiles on {blocks} blocks leave no "
+                             "partial last wave of at most half the blocks")
     return True
 
 

@@ -54,14 +54,11 @@ class WgmmaConfig:
     #: k-tiles of wgmma a consumer leaves in flight when it waits (``wgmma.wait_group(depth)``);
     #: their stages are freed ``depth`` k-tiles later. Bench suffix ``d2``, ``d3``.
     depth: int = 1
-    #: split tail (of stream-K's family): the tiles of a last, partial wave are split between
-    #: blocks after every block's whole tiles. A last wave of at most half the blocks: each
-    #: tile in two K halves that two blocks run side by side. A fuller one: each tile's block
-    #: runs all but its last k-tiles, and the blocks without a tile in that wave run those
-    #: last k-tiles of a few tiles each (``wgmma_kernel.split_plan``). The block with a tile's
-    #: first k-tiles finishes it: it adds the others' partial accumulators (through a
-    #: workspace in global memory) before the epilogue. Cooperative, unclustered tiles of
-    #: 64-row consumers without offload;
+    #: split tail (of stream-K's family): where the last wave of whole tiles would fill at
+    #: most half the blocks, each of its tiles is split into two K halves that two blocks run
+    #: side by side, after their whole tiles. The block with the first half finishes the tile:
+    #: it adds the other's partial accumulators (through a workspace in global memory) before
+    #: the epilogue. Cooperative, unclustered tiles of 64-row consumers without offload;
     #: bench suffix ``k``. (Until session 17 this field shared out the k-tiles of a wave and a
     #: half in contiguous ranges, measured 5-21% slower than the default: perf-notes s12.)
     streamk: bool = False
@@ -106,7 +103,7 @@ class WgmmaConfig:
         if self.streamk and not self.takes_split_tail:
             # (consumers of 128 rows, two accumulators each, spilled 140 B with a fused
             # epilogue: CI31)
-            problems.append("streamk (a split tail: the last wave's tiles split in K) is for "
+            problems.append("streamk (a split tail: the last wave's tiles in K halves) is for "
                             "cooperative, "
                             "unclustered tiles of 64-row consumers without offload")
         if not 0 <= self.defer <= self.bn // 64:
@@ -205,7 +202,7 @@ class WgmmaConfig:
                 + ("" if self.staged else ", guarded-store epilogue")
                 + (", stores by the producer's warps" if self.offload else "")
                 + (f", {self.depth} k-tiles of wgmma in flight" if self.depth != 1 else "")
-                + (", the last wave's tiles split between blocks" if self.streamk else "")
+                + (", the last wave's tiles split in K halves" if self.streamk else "")
                 + (f", stores of {self.defer} of {self.bn // 64} chunks a tile deferred into "
                    "the next tile's main loop" if self.defer else ""))
 
@@ -257,12 +254,12 @@ def k_tiles(k: int) -> int:
 def with_split_tail(cfg: WgmmaConfig, tiles: int, sm_count: int, k: int) -> WgmmaConfig:
     """``cfg`` with the split tail where it pays: the tile takes it, there are more tiles than
     SMs and the last wave is split, into K halves of at least SPLIT_TAIL_MIN_HALF_KTILES."""
-    from .wgmma_kernel import split_plan
+    from .wgmma_kernel import split_tail
 
     ktiles = k_tiles(k)
     if (cfg.streamk or not cfg.takes_split_tail
             or tiles <= sm_count or ktiles < 2 * SPLIT_TAIL_MIN_HALF_KTILES
-            or split_plan(tiles, sm_count, ktiles)[0] != "halves"):
+            or not split_tail(tiles, sm_count, ktiles)):
         return cfg
     return replace(cfg, streamk=True)
 

@@ -91,45 +91,15 @@ def consumer_regs(consumers: int, producer: int = PRODUCER_REGS) -> int:
 BLOCKS_PER_SM = 1  # the ring takes most of the shared memory
 
 
-#: Split tail, pieces form: the fewest k-tiles a piece may have (below, the tail is not split)
-PIECE_MIN_KTILES = 2
-#: ... and what leaving a piece's partial sums costs a helper, in k-tiles of the 128x256 tile
-#: (its stores, the fence before its flag: perf-notes s29)
-PIECE_COST_KTILES = 3
-
-
-def split_plan(tiles: int, blocks: int, ktiles: int) -> tuple[str, int, int]:
-    """Split tail: how a launch of ``blocks`` blocks over ``tiles`` tiles of ``ktiles`` k-tiles
-    splits the tiles of its last, partial wave (``tail = tiles % blocks``, the last in the tile
-    order), as ``(form, split tiles, k-tiles moved)``:
-
-    * ``"halves"``, a last wave of at most half the blocks (every tile with fewer tiles than
-      blocks): each of its tiles is split into two K halves that two blocks run side by side;
-      ``ktiles // 2`` k-tiles go to the second block;
-    * ``"pieces"``, a fuller last wave: its tiles' owners run all but the last ``x`` k-tiles,
-      and the ``blocks - tail`` blocks that have no tile in that wave (helpers) run those last
-      ``x`` k-tiles of up to ``p = ceil(tail / helpers)`` tiles each, one piece after another.
-      ``x = (ktiles - p c) // (p + 1)`` evens the two out when leaving a piece's partial sums
-      costs ``c = PIECE_COST_KTILES`` k-tiles: ``ktiles - x`` for an owner, ``p (x + c)``
-      for a helper;
-    * ``("", 0, 0)``: nothing is split (no partial wave, one k-tile, or pieces shorter than
-      PIECE_MIN_KTILES).
-
-    The kernel works out the same in its source (``build_kernel``'s unit loop)."""
-    tail = tiles % blocks
-    if tail == 0 or ktiles < 2:
-        return "", 0, 0
-    if 2 * tail <= blocks:
-        return "halves", tail, ktiles // 2
-    per = -(-tail // (blocks - tail))
-    x = max(ktiles - per * PIECE_COST_KTILES, 0) // (per + 1)
-    return ("pieces", tail, x) if x >= PIECE_MIN_KTILES else ("", 0, 0)
-
-
 def split_tail(tiles: int, blocks: int, ktiles: int) -> int:
     """Split tail: how many tiles (the last in the tile order) a launch of ``blocks`` blocks
-    over ``tiles`` tiles of ``ktiles`` k-tiles splits between blocks (``split_plan``)."""
-    return split_plan(tiles, blocks, ktiles)[1]
+    over ``tiles`` tiles of ``ktiles`` k-tiles splits into two K halves: those of a last
+    partial wave that fills at most half the blocks (all of them with fewer tiles than
+    blocks), where each half gets a k-tile; else 0. The kernel computes the same in its
+    source (``tail``). (A form for fuller last waves, whose tiles gave their last k-tiles to
+    the blocks without a tile in that wave, lost 7.5-12% at 4096^3: perf-notes s29.)"""
+    tail = tiles % blocks
+    return tail if 2 * tail <= blocks and ktiles >= 2 else 0
 
 
 def streamk_grid(tiles: int, sms: int) -> int:
@@ -465,58 +435,39 @@ def build_kernel(cfg: WgmmaConfig, kind: str, a_kmajor: bool, b_kmajor: bool, ep
     stage_slot = (f"(cw * {4 * MW} + warp) * {NCH * WARP_STAGING}" if OFFLOAD
                   else f"(ct // 32 + 4 * cw) * {max(1, DEFER) * WARP_STAGING}")
 
-    # Split tail (SK): the tiles of a last, partial wave are split between blocks
-    # (split_plan). Halves (a last wave of at most half the blocks): each tile in two K
-    # halves, run side by side by two blocks: an even block the second half (it leaves its
-    # partial sums in the workspace), the odd block above it the first half (it waits for
-    # them, adds them and stores the tile). Pieces (a fuller last wave): the tile's owner runs
-    # all but its last xs k-tiles; the blocks without a tile in that wave (helpers, the lowest
-    # indices) run those last k-tiles of one tail tile after another and leave their partial
-    # sums. Every block first runs its whole tiles (the default's order, so that all blocks
-    # stay at the same k as before; session 16's contiguous k-ranges over a wave and a half
-    # kept no two blocks at the same k and read the operands about twice: perf-notes s12).
-    # numba's simulator runs blocks in order, so a block that waits is numbered above the
-    # blocks it waits for. Split tile i (tile whole * blocks + i) has slot i of the workspace
-    # and flags i * warps ... of the flags.
+    # Split tail (SK): the tiles of a last, partial wave of at most half the blocks are each
+    # split into two K halves, run side by side by two blocks. Every block first runs its
+    # whole tiles (the default's order, so all blocks stay at the same k as before), then, if
+    # its index is below twice the tail, its half of tail tile ``blk // 2``: an even block the
+    # second half (it leaves its partial sums in the workspace), the odd block above it the
+    # first half (it waits for them, adds them and stores the tile). Both halves start
+    # together, so the wait is short. (Session 16's contiguous k-ranges over a wave and a half
+    # kept no two blocks at the same k and read the operands about twice: perf-notes s12.)
+    # numba's simulator runs blocks in order, so the block that waits is numbered above the
+    # block it waits for. Tail tile i (tile whole * blocks + i) has slot i of the workspace and
+    # flags i * warps ... of the flags.
     if SK:
         # Every thread works its block's share out from the grid size, its block index and the
-        # kernel's ktiles and ntiles, in 32-bit arithmetic (see coords): nothing to keep in
-        # shared memory or in registers across the units
+        # kernel's ktiles and ntiles, in 32-bit arithmetic (see coords; the 64-bit form had
+        # four calls to division routines in the prologues): nothing to keep in shared memory
+        # or in registers across the units
         unit_loop = ["sk_n = uint32(cuda.gridDim.x)",
                      "blk = uint32(cuda.blockIdx.x)",
-                     "kt32 = uint32(ktiles)",
-                     "tail = uint32(uint32(ntiles) % sk_n)  # split_plan(tiles, blocks, ktiles), as the host",
-                     "hp = uint32(sk_n - tail)  # helpers of the pieces form",
-                     "pp = uint32(uint32(tail + hp - 1) // hp)  # pieces a helper runs at most",
-                     f"xs = uint32(uint32(kt32 - min(pp * {PIECE_COST_KTILES}, kt32)) // uint32(pp + 1))  # k-tiles of a piece",
-                     "halves = tail > 0 and 2 * tail <= sk_n and kt32 >= 2",
-                     f"pieces = 2 * tail > sk_n and xs >= {PIECE_MIN_KTILES}",
-                     "if not halves and not pieces:",
+                     "tail = uint32(uint32(ntiles) % sk_n)  # split_tail(tiles, blocks, ktiles), as the host",
+                     "if 2 * tail > sk_n or ktiles < 2:",
                      "    tail = uint32(0)",
                      "whole = uint32(uint32(uint32(ntiles) + sk_n - 1 - tail - blk) // sk_n)  # (modulo 2^32)",
-                     "units = whole",
-                     "if halves and blk < 2 * tail:",
-                     "    units += 1",
-                     "if pieces:",
-                     "    units += 1 if blk >= hp else uint32(uint32(tail + hp - 1 - blk) // hp)",
-                     "ring0 = int64(whole) * ktiles  # the ring's count at the block's first part",
+                     "units = whole + (1 if blk < 2 * tail else 0)",
                      "for u in range(units):",
                      "    tile = int64(blk + u * sk_n)",
                      "    kb = int64(0)",
                      "    ke = ktiles",
-                     "    if u >= whole:  # a part of a tail tile (whole * blocks = tiles - tail)",
-                     "        if halves:",
-                     "            tile = int64(whole * sk_n + blk // 2)",
-                     "            if blk % 2 == 1:  # the first half: it finishes the tile",
-                     "                ke = ktiles // 2",
-                     "            else:",
-                     "                kb = ktiles // 2",
-                     "        elif blk >= hp:  # an owner: all but the last xs k-tiles",
-                     "            tile = int64(whole * sk_n + blk - hp)",
-                     "            ke = ktiles - int64(xs)",
-                     "        else:  # a helper's (u - whole)-th piece",
-                     "            tile = int64(whole * sk_n + blk + (u - whole) * hp)",
-                     "            kb = ktiles - int64(xs)"]
+                     "    if u == whole:  # its K half of a tail tile (whole * blocks = tiles - tail):",
+                     "        tile = int64(whole * sk_n + blk // 2)",
+                     "        if blk % 2 == 1:  # the first half: it finishes the tile",
+                     "            ke = ktiles // 2",
+                     "        else:",
+                     "            kb = ktiles // 2"]
         krange, kfirst = "range(kb, ke)", "kt - kb"
     else:
         unit_loop = tile_walk(0).splitlines()
@@ -533,16 +484,16 @@ def build_kernel(cfg: WgmmaConfig, kind: str, a_kmajor: bool, b_kmajor: bool, ep
         epilogue_src = [
             "slot = int64(tile - int64(whole) * sk_n)  # (a split tile's; unused otherwise)",
             # one address a thread, each access an immediate offset from it: indexing ws took ~9
-            # instructions an element (the wraparound of a signed index), 1170 a thread a piece,
-            # fetched cold each time: ~5 us a piece (perf-notes s29)
+            # instructions an element (the wraparound of a signed index), 1170 a thread for
+            # the stores, fetched cold: ~5 us a hand-off (perf-notes s29)
             f"ws_at = I.gmem_addr(ws, 0) + uint64(slot * {NREGS * NCT} + (t - 128)) * uint64(4)",
             f"fl = slot * {NCT // 32} + (t - 128) // 32",
             "f_at = I.gmem_addr(flags, 0) + uint64(fl * 8)",
             "if kb > 0:  # a later part of a split tile: its partial sums for the owner",
             *["    " + x for x in part],
             "    # the warp's stores ordered before lane 0's release of the flag (acquire-release",
-            "    # at GPU scope: cuda.threadfence() is fence.sc.gpu, MEMBAR.SC.GPU, several",
-            "    # microseconds a piece under the kernel's load: perf-notes s29)",
+            "    # at GPU scope: cuda.threadfence() is fence.sc.gpu, MEMBAR.SC.GPU, dearer under",
+            "    # the kernel's load: perf-notes s29)",
             "    I.fence_acq_rel_gpu()",
             "    I.warp_sync()",
             "    if lane == 0:",
@@ -640,9 +591,8 @@ def kernel(TM, C, D, M, N, K, ldc_r, ldc_c, ldd_r, ldd_c, sc, sd, alpha, beta,
             j += 1  # the block's j-th tile: its k-tiles are the ring's j*ktiles ... on
             if {int(PP)} and j % 2 != cwu:
                 continue  # ping-pong: the other consumer's tile
-            # (with a split tail, units after the whole tiles have ke - kb k-tiles: a K half,
-            # an owner's part, or a helper's pieces of xs k-tiles each)
-            it = {"j * ktiles if j <= whole else ring0 + (j - whole) * xs" if SK else "j * ktiles"}
+            # (with a split tail too: only a block's last unit may be a K half)
+            it = j * ktiles
             if {int(PP)} and j > 0:
                 # Wait until the other consumer has waited for all of tile j-1's stages: the
                 # stages of tile j are then at most one phase ahead, which parity waits need.
