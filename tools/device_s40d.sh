@@ -14,27 +14,7 @@ timeout 150 ncu --profile-from-start off --section SourceCounters --section Warp
     -o "$out/k64" python3 tools/profile_ncu.py gemm 1536x2816x64 > /dev/null 2>&1
 echo "ncu source rc=$? at ${SECONDS}s"
 timeout 90 ncu -i "$out/k64.ncu-rep" --page source --csv --print-source sass 2>/dev/null > "$out/src_k64.csv"
-python3 - "$out/src_k64.csv" <<'PY'
-import csv, sys
-rows = list(csv.reader(open(sys.argv[1])))
-hi = next(i for i, r in enumerate(rows) if "Address" in r or "# Address" in r)
-h = rows[hi]
-col = next(i for i, c in enumerate(h) if c.startswith("Warp Stall Sampling (All"))
-src = h.index("Source")
-reasons = [i for i, c in enumerate(h) if c.startswith("stall_")] or [i for i, c in enumerate(h) if "Stall" in c and i != col]
-data = []
-for r in rows[hi + 1:]:
-    if len(r) != len(h) or r[0] == h[0]:
-        if data: break   # the next kernel's page
-        continue
-    try: data.append((float(r[col] or 0), r))
-    except ValueError: pass
-tot = sum(x for x, _ in data)
-print(f"kernel 1: {len(data)} SASS lines, {tot:.0f} samples")
-for x, r in sorted(data, key=lambda t: -t[0])[:30]:
-    top = sorted(((float(r[i] or 0), h[i]) for i in reasons if r[i] not in ("", "0")), reverse=True)[:3]
-    print(f"{x:7.0f} {100*x/tot:5.1f}% {r[0]:>6} {r[src][:60]:60s} " + " ".join(f"{n.replace('stall_','')}={v:.0f}" for v, n in top))
-PY
+python3 tools/ncu_lines.py "$out/src_k64.csv" 30
 gzip -f "$out/src_k64.csv"; rm -f "$out/k64.ncu-rep"
 timeout 150 python3 -m nbkernels.matmul.bench --dtypes bf16 --sizes 1536x2816x64,1536x2816x128,1536x2816x256 \
     --reps 40 2>&1 | grep heuristic | cut -c1-150

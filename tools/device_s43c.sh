@@ -15,26 +15,6 @@ timeout 200 ncu --profile-from-start off --cache-control none --clock-control no
 echo "ncu source rc=$? at ${SECONDS}s"; tail -n 3 "$out/ncu_src.txt"
 timeout 90 ncu -i "$out/sk4096.ncu-rep" --page source --csv --print-source sass 2>/dev/null > "$out/src_sk.csv"
 timeout 60 ncu -i "$out/sk4096.ncu-rep" --page details 2>/dev/null | grep -iE "stall|warp cycles|issued" | head -30
-python3 - "$out/src_sk.csv" <<'PY'
-import csv, sys
-rows = list(csv.reader(open(sys.argv[1])))
-hi = next(i for i, r in enumerate(rows) if "Address" in r or "# Address" in r)
-h = rows[hi]
-col = next(i for i, c in enumerate(h) if c.startswith("Warp Stall Sampling (All"))
-src = h.index("Source")
-reasons = [i for i, c in enumerate(h) if c.startswith("stall_")] or [i for i, c in enumerate(h) if "Stall" in c and i != col]
-data = []
-for r in rows[hi + 1:]:
-    if len(r) != len(h) or r[0] == h[0]:
-        if data: break
-        continue
-    try: data.append((float(r[col] or 0), r))
-    except ValueError: pass
-tot = sum(x for x, _ in data)
-print(f"{len(data)} SASS lines, {tot:.0f} samples")
-for x, r in sorted(data, key=lambda t: -t[0])[:40]:
-    top = sorted(((float(r[i] or 0), h[i]) for i in reasons if r[i] not in ("", "0")), reverse=True)[:3]
-    print(f"{x:7.0f} {100*x/tot:5.1f}% {r[0]:>6} {r[src][:60]:60s} " + " ".join(f"{n.replace('stall_','')}={v:.0f}" for v, n in top))
-PY
+python3 tools/ncu_lines.py "$out/src_sk.csv" 40
 gzip -f "$out/src_sk.csv"; rm -f "$out/sk4096.ncu-rep"
 echo "done at ${SECONDS}s"

@@ -14,16 +14,7 @@ for p in 1 2; do
         --shapes 4096,8192x8192x1024,8192 --configs 128x256x4ke2 --json "$out/d$p.json" 2>&1 \
         | grep -v Warning | tail -n 7
 done
-python3 - "$out"/d1.json "$out"/d2.json <<'PY'
-import json, sys
-for path in sys.argv[1:]:
-    for r in json.load(open(path)):
-        sk = r["nbk[128x256x4ke2]"]
-        print(f"{path[-7:]} {r['dtype']:8s} {r['m']}x{r['n']}x{r['k']}: default {r['nbk']:.1f} "
-              f"split {sk:.1f} cuBLAS {r['cublas']:.1f}  split/default {sk / r['nbk']:.4f}  "
-              f"default/cuBLAS {r['nbk'] / r['cublas']:.4f}  split/cuBLAS {sk / r['cublas']:.4f}  "
-              f"err {r['nbk_err']:.1e} / {r['nbk[128x256x4ke2]_err']:.1e}")
-PY
+python3 tools/bench_pair.py 128x256x4ke2 "$out"/d1.json "$out"/d2.json
 timeout 100 ncu --profile-from-start off --cache-control none --clock-control none \
     --metrics gpu__time_duration.sum,smsp__inst_executed.sum \
     python3 tools/profile_ncu.py gemm 4096 128x256x4ke2 2>&1 | grep -E "^\s+(gpu__|smsp__)|^  [a-z_0-9]+.*\(" \
