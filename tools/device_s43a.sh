@@ -5,14 +5,8 @@
 #  2. both beside cuBLAS in one bench process (the bench checks each result against cuBLAS's),
 #     at 4096^3, 8192x8192x1024 and 8192^3, bf16 and f16; a second process the same.
 . tools/device-preamble.sh
+. tools/config-pair.sh
 # (as run, the prewarm was inline Python read from stdin, which multiprocessing's spawn
 # cannot re-import: it failed and the bench compiled in line)
-timeout 200 python3 tools/prewarm_sm90a.py --kinds bf16,f16 default 128x256x4ke2
-for p in 1 2; do
-    echo "--- process $p at ${SECONDS}s"
-    timeout 200 python3 -m nbkernels.matmul.bench_hopper --no-triton --no-sm80 \
-        --shapes 4096,8192x8192x1024,8192 --configs 128x256x4ke2 --json "$out/a$p.json" 2>&1 \
-        | grep -v Warning | tail -n 8
-done
-python3 tools/bench_pair.py 128x256x4ke2 "$out"/a1.json "$out"/a2.json
+config_pair 128x256x4ke2 4096,8192x8192x1024,8192 a 200
 echo "done at ${SECONDS}s"

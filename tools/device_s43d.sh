@@ -7,14 +7,8 @@
 #  3. ncu's own durations (no flush, no clock lock) of the default, 128x256x4ke2 and cuBLAS at
 #     4096^3 bf16.
 . tools/device-preamble.sh
-timeout 150 python3 tools/prewarm_sm90a.py --kinds bf16,f16 default 128x256x4ke2
-for p in 1 2; do
-    echo "--- process $p at ${SECONDS}s"
-    timeout 150 python3 -m nbkernels.matmul.bench_hopper --no-triton --no-sm80 \
-        --shapes 4096,8192x8192x1024,8192 --configs 128x256x4ke2 --json "$out/d$p.json" 2>&1 \
-        | grep -v Warning | tail -n 7
-done
-python3 tools/bench_pair.py 128x256x4ke2 "$out"/d1.json "$out"/d2.json
+. tools/config-pair.sh
+config_pair 128x256x4ke2 4096,8192x8192x1024,8192 d 150
 timeout 100 ncu --profile-from-start off --cache-control none --clock-control none \
     --metrics gpu__time_duration.sum,smsp__inst_executed.sum \
     python3 tools/profile_ncu.py gemm 4096 128x256x4ke2 2>&1 | grep -E "^\s+(gpu__|smsp__)|^  [a-z_0-9]+.*\(" \
