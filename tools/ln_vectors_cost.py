@@ -2,8 +2,9 @@
 only): ``python tools/ln_vectors_cost.py [--dtypes bf16,f16] [--rounds 3]``.
 
 In one process, at the issue's two large sizes, alternated ``--rounds`` times: layer_norm
-with weight and bias, with the weight only, with neither (the kernel built without them:
-``has_w`` / ``has_b``), and rms_norm beside them; the same timing as ``rows_ab_quick``
+with weight and bias, with float32 copies of them (r35: staged as float32, no conversions a
+row), with the weight only, with neither (the kernel built without them: ``has_w`` /
+``has_b``), and rms_norm beside them; the same timing as ``rows_ab_quick``
 (``matmul.bench._time``), the same inputs (device normals rotated past L2), and the plan
 of each call's first round (later rounds replay the recorded launch without planning, so
 ``host.LAST_PLAN`` is not theirs). Bytes moved: x read and y written (the vectors' n
@@ -31,7 +32,11 @@ def main():
     bw = bench.copy_bandwidth()
     l2 = cupy.cuda.Device().attributes["L2CacheSize"]
     print(f"copy {bw / 1e9:.0f} GB/s", flush=True)
+    f32 = {}  # float32 copies of the current size's weight and bias, by the 16-bit ones' id
     calls = {"ln w+b": lambda x, w, b: nbkernels.layer_norm(x, w, b),
+             # float32 weight and bias beside 16-bit rows: the staging r35 would build
+             # (no conversions a row, twice the vectors' shared-memory loads)
+             "ln f32": lambda x, w, b: nbkernels.layer_norm(x, f32[id(w)], f32[id(b)]),
              "ln w": lambda x, w, b: nbkernels.layer_norm(x, w, None),
              "ln none": lambda x, w, b: nbkernels.layer_norm(x, None, None),
              "rms w": lambda x, w, b: nbkernels.rms_norm(x, w)}
@@ -41,6 +46,8 @@ def main():
         for rows, n in bench.LARGE:
             x0 = device_normals((rows, n), dtype)
             w, b = device_normals((n,), dtype), device_normals((n,), dtype)
+            f32.clear()
+            f32.update({id(v): v.astype(cupy.float32) for v in (w, b)})
             sets = [(x, w, b) for x in rotated(x0, l2)]
             for r in range(a.rounds):
                 for name, fn in calls.items():
