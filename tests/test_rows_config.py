@@ -8,7 +8,7 @@ import pytest
 
 from nbkernels.errors import NbkernelsError
 from nbkernels.rows.config import (RowConfig, SmLimits, choose, layout_mode, plan_loop,
-                                    resident_blocks, with_chunks)
+                                    resident_blocks, shared_groups, with_chunks)
 from nbkernels.rows.host import dram_gbps_per_sm
 
 H200 = SmLimits()  # sm_90: 2048 threads, 32 blocks, 64 K registers, 228 KB per SM
@@ -261,6 +261,44 @@ def test_pairs_with_one_buffer_keep_a_block_per_rows_residency():
     # weight and bias a thread, blocks of four rows with one buffer: 2 blocks an SM (r25)
     assert plan_loop(RowConfig("block", 256), 8192, 132, H200, 123, 128, 128, 256, MAX_SMEM,
                      "pairs", 2, None, pairs_as=(4, 1)) == (2048, 1, 256 * (128 + 256))
+
+
+def test_row_groups_share_float32_vectors_where_that_keeps_more_resident():
+    # 16-bit layer_norm at 8192 (128 threads, 128 registers: 4 blocks an SM, 128 B of row a
+    # thread) with float32 weight and bias (512 B a thread, 64 KB a group): alone, 2 groups an
+    # SM (80 KB each); two groups a block sharing one copy (96 KB), the 4 the registers allow
+    cfg = RowConfig("block", 128)
+    assert shared_groups(cfg, H200, 128, 128, 128, 512, MAX_SMEM) == 2
+    assert shared_groups(cfg, H200, 128, 128, 128, 384, MAX_SMEM) == 2  # a float32 bias: 3 -> 4
+    assert shared_groups(cfg, H200, 128, 128, 128, 256, MAX_SMEM) == 1  # 16-bit: 4 either way
+    # rows of 4096 (64 threads, 32 KB of vectors a group): 5 alone; 8 in blocks of 2 or of 4,
+    # the fewest a block taken
+    assert shared_groups(RowConfig("block", 64), H200, 128, 128, 128, 512, MAX_SMEM) == 2
+    assert shared_groups(RowConfig("warp", 32, 4), H200, 128, 128, 128, 512, MAX_SMEM) == 1
+    # pairs of two groups a block: 4 rows a block, one buffer a group, one copy of the vectors
+    assert plan_loop(cfg, 8192, 132, H200, 128, 128, 128, 512, MAX_SMEM, "pairs", 2, None,
+                     pairs_as=(2, 1), shared=True, groups=2) == (2048, 1, 256 * 128 + 128 * 512)
+    assert plan_loop(cfg, 8191, 132, H200, 128, 128, 128, 512, MAX_SMEM, "pairs", 2, None,
+                     pairs_as=(2, 1), shared=True, groups=2)[0] == 2048  # the last: 3 rows
+    # a block per pair of rows where pairs of pairs would not fill the GPU; the automatic loop
+    assert plan_loop(cfg, 600, 132, H200, 128, 128, 128, 512, MAX_SMEM, "pairs", 2, None,
+                     pairs_as=(2, 1), shared=True, groups=2) == (300, 1, 256 * 128 + 128 * 512)
+    assert plan_loop(cfg, 8192, 132, H200, 128, 128, 128, 512, MAX_SMEM, None, 2, None,
+                     shared=True, groups=2) == (2 * 132, 1, 256 * 128 + 128 * 512)
+    # the warp layout's 4 groups a block share one copy too
+    assert plan_loop(RowConfig("warp", 32, 4), 8192, 132, H200, 64, 128, 128, 512, MAX_SMEM,
+                     "1", 2, None, shared=True)[2] == 128 * 128 + 32 * 512
+
+
+def test_layer_norm_shares_vectors_only_in_float32_beside_16_bits():
+    from nbkernels.rows.layer_norm_kernel import build
+    assert build("bf16", "f32", "f32", True, True, True).nbk_vec_shared
+    assert build("f16", "f16", "f32", True, True, True).nbk_vec_shared
+    assert build("bf16", "f32", "f32", True, True, False).nbk_vec_shared
+    assert not build("bf16", "f32", "f32", True, False, False).nbk_vec_shared
+    assert not build("bf16", "bf16", "bf16", True, True, True).nbk_vec_shared
+    assert not build("f32", "f32", "f32", True, True, True).nbk_vec_shared
+    assert not build("f16", "f32", "f32", False, True, True).nbk_vec_shared  # Turing
 
 
 def test_layer_norm_pairs_by_block_size():

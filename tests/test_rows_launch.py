@@ -243,7 +243,7 @@ def test_loop_layout_by_kernel_and_block_size(monkeypatch, kernel, cfg, want, h1
     of unknown bandwidth gets; NBKERNELS_ROWS_LOOP overrides it."""
     seen = []
 
-    def plan(kernel, cfg, items, regs, static, mode, fallback):
+    def plan(kernel, cfg, items, regs, static, mode, fallback, groups=1):
         seen.append((mode, fallback))
         return 1, 1, 0
 

@@ -55,6 +55,14 @@ CASES += [("layer_norm", "float32", (4, 90), "contig", "nonfinite", "split"),
 LOOP_CASES = [(op, dt, (7, 300), "contig", None, "loop2")
               for op, dt in itertools.product(OPS, ("bfloat16", "float32"))]
 LOOP_CASES += [(op, "float16", (5, 100), "contig", None, "loop1") for op in OPS]
+# 16-bit layer_norm with float32 vectors: two row groups a block share them (perf-notes r35),
+# an odd row count (the last round's second group idle), whole and partial rows; the bias
+# in x's dtype (each group its own vectors) beside it
+LOOP_CASES += [("layer_norm", "bfloat16", (7, 300), "contig", "vecs32", "loop2"),
+               ("layer_norm", "float16", (5, 128), "contig", "vecs32", "loop1"),
+               ("layer_norm", "bfloat16", (7, 130), "contig", "vecs32", "pairs"),
+               ("layer_norm", "bfloat16", (3, 64), "contig", "vecs32", None),
+               ("layer_norm", "float16", (7, 300), "contig", "bias16", "loop2")]
 # blocks of two rows, the last block one (perf-notes r18)
 LOOP_CASES += [("rms_norm", "bfloat16", (7, 300), "contig", None, "pairs"),
                ("layer_norm", "float32", (7, 130), "rowstride", None, "pairs")]

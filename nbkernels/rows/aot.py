@@ -25,6 +25,8 @@ def _build(op: str, kind: str, arch: Arch):
         k, sig = R.build(kind, kind, hw, False, R.WIDE_PER_THREAD), R.SIG
     elif op == "layer_norm":
         k, sig = L.build(kind, kind, kind, hw, True, True), L.SIG
+    elif op == "layer_norm_f32vec":  # float32 weight and bias: groups share them (r35)
+        k, sig = L.build(kind, "f32", "f32", hw, True, True), L.SIG
     elif op == "softmax":
         k, sig = S.build(kind, hw), S.SIG
     else:
@@ -33,13 +35,16 @@ def _build(op: str, kind: str, arch: Arch):
 
 
 def aot_variants(arch: Arch):
-    """Every op x dtype (weights and bias of x's dtype)."""
+    """Every op x dtype (weights and bias of x's dtype), rms_norm's 64-element build and
+    16-bit layer_norm beside float32 weight and bias (its groups share them)."""
     from ..aot import Variant
 
     return [Variant(f"rows/{op}/{kind}", "sm_75", functools.partial(_build, op, kind))
             for op in OPS for kind in KINDS] + \
         [Variant(f"rows/rms_norm_wide/{kind}", "sm_80",
-                 functools.partial(_build, "rms_norm_wide", kind)) for kind in WIDE_KINDS]
+                 functools.partial(_build, "rms_norm_wide", kind)) for kind in WIDE_KINDS] + \
+        [Variant(f"rows/layer_norm_f32vec/{kind}", "sm_80",
+                 functools.partial(_build, "layer_norm_f32vec", kind)) for kind in WIDE_KINDS]
 
 
 def dispatch(arch: Arch | None):

@@ -221,9 +221,30 @@ def layout_mode(cfg: RowConfig, lim: SmLimits, own: str | None = None) -> str | 
     return None  # 512 threads above 30 GB/s: the kernel's own choice
 
 
+def shared_groups(cfg: RowConfig, lim: SmLimits, regs: int, static_smem: int, row_bytes: int,
+                  vec_bytes: int, max_smem: int, most: int = MAX_THREADS) -> int:
+    """Row groups a block holds where they share one staged copy of the vectors (a kernel's
+    ``nbk_vec_shared``, perf-notes r35): the count (1, 2, 4, ...; blocks of at most ``most``
+    threads) that keeps the most groups resident on an SM with one buffer each, the fewest
+    on a tie. 1 for the warp layout, whose blocks hold ``rows_per_block`` groups already."""
+    if cfg.variant != "block":
+        return 1
+    best, best_g, g = 0, 1, 1
+    while cfg.threads * g <= most:
+        smem = cfg.threads * (g * row_bytes + vec_bytes) + static_smem
+        if smem > max_smem:
+            break
+        n = g * resident_blocks(cfg.threads * g, regs, smem, lim)
+        if n > best:
+            best, best_g = n, g
+        g *= 2
+    return best_g
+
+
 def plan_loop(cfg: RowConfig, items: int, sms: int, lim: SmLimits, regs: int, static_smem: int,
               row_bytes: int, vec_bytes: int, max_smem: int, mode: str | None = None,
-              max_buffers: int = 4, fallback: str | None = None, pairs_as=None):
+              max_buffers: int = 4, fallback: str | None = None, pairs_as=None,
+              shared: bool = False, groups: int = 1):
     """(blocks, buffers, dynamic shared memory) for ``items`` row groups (or chunks) in the
     looping layout ``cfg``. A thread stages ``row_bytes`` per buffer and ``vec_bytes`` once
     (weight, bias). A ring of :data:`AUTO_BUFFERS` (2) where it fits in a block and leaves
@@ -240,10 +261,15 @@ def plan_loop(cfg: RowConfig, items: int, sms: int, lim: SmLimits, regs: int, st
     keep at least two blocks an SM; with one buffer a block works its rows one after the other
     (block b takes rows b, b + blocks, ...: row order in each window).
     ``max_smem``: the per-block opt-in limit, which ``static_smem`` + the dynamic size must
-    respect."""
-    block = cfg.threads * cfg.rows_per_block
+    respect. ``shared``: the block's groups share one copy of the vectors (``vec_bytes`` for
+    one group's threads), and a block layout's blocks hold ``groups`` row groups each
+    (:func:`shared_groups`): ``items`` (row groups of ``cfg``) go ``groups`` to a block."""
+    block = cfg.threads * cfg.rows_per_block * groups
+    items = -(-items // groups)  # blocks' worth
 
     def smem(nbuf):
+        if shared:  # a group is cfg.threads threads in either layout
+            return block * nbuf * row_bytes + cfg.threads * vec_bytes
         return block * (nbuf * row_bytes + vec_bytes)
 
     def fits(nbuf):

@@ -606,11 +606,13 @@ EXCHANGE_SLOTS = 6
 
 
 @dev
-def exchange(a, b, c, G, red, it, fa, fb, fc):
-    """One barrier for a group of several warps (the whole block): each warp's lane 0 posts
-    its warp's ``(a, b, c)``; lane ``l`` of every warp returns warp ``l % 16``'s triple, or
-    ``(fa, fb, fc)`` where no such warp is in the group. Slots ``3 * (it & 1)`` and the two
-    after it. The caller combines the triples over the 16 lanes (:func:`lanes16_sum`)."""
+def exchange(a, b, c, G, red, it, fa, fb, fc, w0):
+    """One barrier for a group of several warps (the whole block, or one of the groups of a
+    shared loop, :func:`make_loop`, whose first warp is ``w0``): each warp's lane 0 posts its
+    warp's ``(a, b, c)``; lane ``l`` of every warp of the group returns the group's warp
+    ``l % 16``'s triple, or ``(fa, fb, fc)`` where the group has no such warp. Slots
+    ``3 * (it & 1)`` and the two after it. The caller combines the triples over the 16 lanes
+    (:func:`lanes16_sum`)."""
     tb = cuda.threadIdx.x
     s = 3 * (it & 1)
     if tb % 32 == 0:
@@ -621,7 +623,7 @@ def exchange(a, b, c, G, red, it, fa, fb, fc):
     cuda.syncthreads()
     lane = tb % 16
     if lane < G // 32:
-        return red[s, lane], red[s + 1, lane], red[s + 2, lane]
+        return red[s, w0 + lane], red[s + 1, w0 + lane], red[s + 2, w0 + lane]
     return fa, fb, fc
 
 
@@ -636,7 +638,16 @@ def walk(G):
     return int64(cuda.blockIdx.x) * per + grp, int64(cuda.gridDim.x) * per, tb - grp * G, grp
 
 
-def make_loop(io, prologue, stage, work, max_buffers=4):
+@dev
+def row_barrier(it, G):
+    """The block barriers a row costs a group of ``G`` threads, without the row: the one of
+    :func:`exchange` where the group has several warps, none for a warp (``idle`` of a
+    shared loop, :func:`make_loop`)."""
+    if G > 32:
+        cuda.syncthreads()
+
+
+def make_loop(io, prologue, stage, work, max_buffers=4, shared=False, idle=row_barrier):
     """``loop(sm, G, items, nbuf, words, vwords, ctx)``: the groups of ``G`` threads walk work
     items (rows, or chunks) ``i, i + step, ...`` (:func:`walk`), each group with a ring of
     ``nbuf`` (1, 2 or 4) staging buffers of ``words`` words per thread and ``vwords`` more
@@ -652,19 +663,35 @@ def make_loop(io, prologue, stage, work, max_buffers=4):
     only what it staged), so the ring needs no barrier. ``max_buffers`` (2 or 4, fixed at
     compile time) is the deepest ring the kernel is built for: layer_norm's float32 kernel
     spilled with the pivots of a 4-deep ring live (perf-notes r7); the host never plans
-    deeper (``kernel.nbk_max_buffers``)."""
+    deeper (``kernel.nbk_max_buffers``).
+
+    ``shared`` (compile time): the block's groups of several warps share one copy of the
+    vectors (perf-notes r35), after every group's buffers. Group 0 stages it with its first
+    item; the first item's barrier (after each thread's wait) makes it every group's. The
+    groups walk their items in lockstep, as many rounds as group 0 has: a group without an
+    item in a round still passes the block barriers a worked item would (``idle``, one a row),
+    so each barrier is reached by every thread of the block. One group a block is the plain
+    loop, plus one barrier before its first item's work."""
     commit, wait_behind = io.commit, io.wait_behind
     AHEAD = max_buffers - 1  # items staged after the current one, at most
 
     @dev
     def loop(sm, G, items, nbuf, words, vwords, ctx):
         item, step, t, grp = walk(G)
-        if item >= items:  # a group of several warps is the whole block: all return
-            return
-        base = grp * G * (nbuf * words + vwords)
-        vbase = base + nbuf * G * words
+        if shared:
+            if item - grp >= items:  # group 0 has no item: nor has any group of the block
+                return
+            base = grp * G * nbuf * words
+            vbase = (int64(cuda.blockDim.x) // G) * G * nbuf * words
+            if grp == 0:
+                prologue(sm, vbase, t, G, ctx)  # committed with the first item's copies
+        else:
+            if item >= items:  # a group of several warps is the whole block: all return
+                return
+            base = grp * G * (nbuf * words + vwords)
+            vbase = base + nbuf * G * words
+            prologue(sm, vbase, t, G, ctx)  # committed with the first item's copies
         ahead = nbuf - 1
-        prologue(sm, vbase, t, G, ctx)  # committed with the first item's copies
         # pivots of the current item (q0) and of the items staged after it (q1, q2)
         q0, q1, q2 = float32(0), float32(0), float32(0)
         for k in range(AHEAD):
@@ -680,7 +707,7 @@ def make_loop(io, prologue, stage, work, max_buffers=4):
                 else:
                     q2 = v
         it = int64(0)
-        while item < items:
+        while (item - grp if shared else item) < items:
             target = item + ahead * step
             after = float32(0)
             if target < items:
@@ -689,7 +716,16 @@ def make_loop(io, prologue, stage, work, max_buffers=4):
             wait_behind(ahead)  # this item's copies have landed; the next ones stay in flight
             if ahead == 0:
                 q0 = after
-            work(sm, base + (it & (nbuf - 1)) * G * words, vbase, item, it, q0, t, G, ctx)
+            if shared:
+                if it == 0:  # group 0's vectors landed (its wait above): every group's now
+                    cuda.syncthreads()
+                if item < items:
+                    work(sm, base + (it & (nbuf - 1)) * G * words, vbase, item, it, q0, t, G,
+                         ctx)
+                else:
+                    idle(it, G)
+            else:
+                work(sm, base + (it & (nbuf - 1)) * G * words, vbase, item, it, q0, t, G, ctx)
             if ahead == 1:
                 q0 = after
             elif AHEAD >= 2 and ahead == 2:

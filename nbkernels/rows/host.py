@@ -401,7 +401,6 @@ class Call:
         on this GPU; ``args(buffers)`` gives the argument list. A kernel's registers are
         known after its first launch: that call is not recorded for replay, so the next one
         is planned with them."""
-        block = cfg.threads * cfg.rows_per_block
         # by the GPU's DRAM bandwidth per SM for short blocks (perf-notes r18), else measured
         # per kernel (r5) and, for block layouts, per block size (r11)
         by_threads = getattr(kernel, "nbk_loop_by_threads", None) or {}
@@ -413,17 +412,27 @@ class Call:
             raise NbkernelsError(f"NBKERNELS_ROWS_LOOP: expected 0 (a block per row), 1, 2 or 4 "
                                  f"(blocks looping over rows with a ring of that many buffers) "
                                  f"or pairs (blocks of two rows in row order), got {mode!r}")
-        if self.sim:  # no registers to read; two blocks exercise the loop
+        shared = getattr(kernel, "nbk_vec_shared", False)
+        if self.sim:  # no registers to read; two blocks exercise the loop, and where the
+            # groups share the vectors, two groups a block of the block layout
+            groups = 2 if shared and cfg.variant == "block" else 1
             grid, nbuf, smem = cfgmod.plan_loop(
                 cfg if cfg.blocks else replace(cfg, blocks=2), items, 1, cfgmod.SmLimits(), 64,
                 0, kernel.nbk_row_bytes, kernel.nbk_vec_bytes, device_limits()[1], mode,
-                getattr(kernel, "nbk_max_buffers", 4), own, pairs_as(kernel, cfg))
-            self.launch(kernel, sig, grid, block, args(nbuf), tags, key_parts, smem)
+                getattr(kernel, "nbk_max_buffers", 4), own, pairs_as(kernel, cfg), shared,
+                groups)
+            self.launch(kernel, sig, grid, cfg.threads * cfg.rows_per_block * groups,
+                        args(nbuf), tags, key_parts, smem)
             return
         ikey = (id(kernel), str(self.arch()), self.first.device)
         info = _KERNEL_INFO.get(ikey)
         regs, static = info[:2] if info else (64, cfgmod.STATIC_SMEM)
-        grid, nbuf, smem = plan(kernel, cfg, items, regs, static, mode, own)
+        groups = 1
+        if shared:
+            groups = cfgmod.shared_groups(cfg, sm_limits(), regs, static, kernel.nbk_row_bytes,
+                                          kernel.nbk_vec_bytes, device_limits()[1])
+        block = cfg.threads * cfg.rows_per_block * groups
+        grid, nbuf, smem = plan(kernel, cfg, items, regs, static, mode, own, groups)
         LAST_PLAN.update(who=self.who, blocks=grid, threads=block, buffers=nbuf, smem=smem,
                          regs=regs if info else None)
         rec = self.launch(kernel, sig, grid, block, args(nbuf), tags, key_parts, smem)
@@ -665,14 +674,16 @@ LAST_PLAN: dict = {}
 
 
 def plan(kernel, cfg: cfgmod.RowConfig, items: int, regs: int, static: int, mode=None,
-         fallback=None):
+         fallback=None, groups=1):
     """(blocks, buffers, dynamic shared memory) of a looping launch of ``kernel`` on the
-    current GPU (:func:`config.plan_loop`)."""
+    current GPU (:func:`config.plan_loop`); ``groups`` row groups a block where the kernel's
+    groups share its vectors (``nbk_vec_shared``, :func:`config.shared_groups`)."""
     sms, max_smem = device_limits()
     return cfgmod.plan_loop(cfg, items, sms, sm_limits(), regs, static, kernel.nbk_row_bytes,
                             kernel.nbk_vec_bytes, max_smem, mode,
                             getattr(kernel, "nbk_max_buffers", 4), fallback,
-                            pairs_as(kernel, cfg))
+                            pairs_as(kernel, cfg), getattr(kernel, "nbk_vec_shared", False),
+                            groups)
 
 
 def pairs_as(kernel, cfg: cfgmod.RowConfig):

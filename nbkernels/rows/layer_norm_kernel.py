@@ -72,6 +72,11 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
     # a ring of 2 at most: with a 4-deep ring's pivots live the float32 kernel spilled
     # (120-136 B on sm_80-sm_90a; `nbkernels compile`, session 5), and 4 measured no faster
     MAX_BUFFERS = 2
+    # float32 vectors beside 16-bit rows: one copy a block, shared by its row groups (perf-notes
+    # r35). Per group they took 48-64 KB at rows of 8192 and left 2-3 groups an SM of the 4 the
+    # registers allow: 51% of copy at 8192^2 with both in float32, against 86% in 16 bits
+    SHARED = sm80 and kind != "f32" and ((has_w and wkind == "f32") or
+                                         (has_b and bkind == "f32"))
 
     # the lane butterfly's steps for whole rows: the two halves met at step i hold
     # n_i = P * 2^i elements each; 1 / n_i is exact and n_i / 2 their pair's weight (Chan)
@@ -173,7 +178,9 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
             D, M2, nw = meet(D, M2, nw, shfl_bfly_f32(D, 1), shfl_bfly_f32(M2, 1),
                              shfl_bfly_f32(nw, 1))
         if G > 32:
-            sl, ql, nl = exchange(D, M2, nw, G, red, it, zero, zero, zero)
+            # the group's first warp: 0 unless several groups share the block's vectors
+            w0 = (cuda.threadIdx.x - t) // 32 if SHARED else 0
+            sl, ql, nl = exchange(D, M2, nw, G, red, it, zero, zero, zero, w0)
             dmean = lanes16_sum(sl) * rm  # the group's mean of x - x0
             ml = sl * RWARP  # lane l's warp's mean, as that warp computed it
             if not whole:
@@ -254,7 +261,7 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
         write_staged(sm, xv, ws, ws + G * WNW, t, G, n, rstd, -(delta * rstd), full,
                      ya + row * sy * esz)
 
-    loop = make_loop(io, prologue, stage, work, MAX_BUFFERS)
+    loop = make_loop(io, prologue, stage, work, MAX_BUFFERS, shared=SHARED)
 
     @cuda.jit
     def layer_norm_kernel(X, W, B, Y, n, rows, sx, sy, eps, phase, G, chunks, nbuf, WS):
@@ -304,6 +311,7 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
     # an SM is chosen per launch from the real count (host.Call.loop_launch)
     layer_norm_kernel.nbk_launch_bounds = (MAX_THREADS, 1)
     layer_norm_kernel.nbk_max_buffers = MAX_BUFFERS
+    layer_norm_kernel.nbk_vec_shared = SHARED  # the vectors staged once a block (make_loop)
     # blocks of several rows where the plan takes pairs (above 30 GB/s of DRAM an SM: the
     # H200), whatever resident blocks they cost, by block size: (rows a block, buffers)
     # (perf-notes r22, r24, r25; two or three samples each, % of copy against the plan before):

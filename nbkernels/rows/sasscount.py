@@ -37,7 +37,7 @@ def per_thread(stem: str) -> int:
     _, op, kind = stem.split("__")
     if op == "rms_norm_wide":
         return WIDE_PER_THREAD
-    return layer_norm_per_thread(kind) if op == "layer_norm" else PER_THREAD
+    return layer_norm_per_thread(kind) if op.startswith("layer_norm") else PER_THREAD
 
 
 def element_bytes(stem: str) -> int:
