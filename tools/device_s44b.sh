@@ -29,7 +29,8 @@ for r in 1 2; do
     (cd "$old" && PYTHONPATH=/tmp/site:$old NBKERNELS_CACHE_DIR=$old/.nbk_cache timeout 120 \
         python3 tools/ln_vectors_cost.py --dtypes bf16,f16 --rounds 1 2>&1 | grep summary -A40)
     echo "--- round $r: new"
-    timeout 120 python3 tools/ln_vectors_cost.py --dtypes bf16,f16 --rounds 1 2>&1 \
-        | grep -E "ln f32.*\[|summary" -A40
+    timeout 120 python3 tools/ln_vectors_cost.py --dtypes bf16,f16 --rounds 1 \
+        > "$out/new$r.txt" 2>&1
+    grep "ln f32" "$out/new$r.txt"; grep summary -A20 "$out/new$r.txt"
 done
 echo "done at ${SECONDS}s"
