@@ -120,7 +120,7 @@ from .tma import (
     tma_store_2d,
     tma_store_3d,
 )
-from .warp import broadcast_lane0_u32, shfl_bfly_f32, shfl_bfly_u32, vote_any, warp_sync
+from .warp import bar_sync, broadcast_lane0_u32, shfl_bfly_f32, shfl_bfly_u32, vote_any, warp_sync
 from .wgmma import *  # noqa: E402,F403 - 27 generated wgmma names, listed in wgmma.__all__
 
 #: The instructions nbkernels ships (user definitions are added to REGISTRY, not here).

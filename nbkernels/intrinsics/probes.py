@@ -650,6 +650,44 @@ _register(Probe(
 
 
 # ---------------------------------------------------------------------------------------
+# named barriers: two groups of two warps in one block, each meeting on its own barrier a
+# different number of rounds (group g: 1 + 2g); each round a thread posts a value to shared
+# memory and, after its group's barrier, adds what its group's next thread posted. A barrier
+# counting the whole block would hang group 1's extra rounds or let reads pass the writes.
+# ---------------------------------------------------------------------------------------
+@cuda.jit
+def _named_barrier_kernel(x, acc):
+    posted = cuda.shared.array(128, np.uint32)
+    tb = cuda.threadIdx.x
+    g = tb // 64
+    mine = x[tb]
+    total = np.uint32(0)
+    for r in range(1 + 2 * g):
+        posted[tb] = mine * np.uint32(r + 1)
+        warp.bar_sync(np.uint32(1 + g), np.uint32(64))
+        total += posted[g * 64 + (tb + 1) % 64]
+        warp.bar_sync(np.uint32(1 + g), np.uint32(64))  # reads done before the next writes
+    acc[tb] = total
+
+
+def _named_barrier_reference(inp):
+    x = inp["x"].astype(np.uint64)
+    out = np.empty(128, np.uint64)
+    for tb in range(128):
+        g = tb // 64
+        nxt = x[g * 64 + (tb + 1) % 64]
+        out[tb] = sum(nxt * (r + 1) for r in range(1 + 2 * g))
+    return {"acc": (out & 0xFFFFFFFF).astype(np.uint32)}
+
+
+_register(Probe(
+    "named_barriers", ("bar_sync",), _named_barrier_kernel,
+    lambda rng, exact: {"x": rng.integers(0, 2**30, 128, dtype=np.uint64).astype(np.uint32)},
+    lambda inp: {"acc": np.empty(128, np.uint32)}, _named_barrier_reference, threads=128,
+))
+
+
+# ---------------------------------------------------------------------------------------
 # lane 0's value broadcast: per warp of two, of a per-lane value and of the warp's index
 # ---------------------------------------------------------------------------------------
 @cuda.jit

@@ -1,5 +1,6 @@
-"""Warp shuffles for reductions (``shfl.sync.bfly.b32`` over all 32 lanes), the warp vote and
-the warp barrier.
+"""Warp shuffles for reductions (``shfl.sync.bfly.b32`` over all 32 lanes), the warp vote, the
+warp barrier and the named block barriers (``barrier.sync id, count``: a group of warps of a
+block).
 
 numba-cuda has ``cuda.shfl_xor_sync``, but its simulator runs no warp operation, so a row
 reduction written with it cannot be tested without a GPU. These run through nbkernels' warp
@@ -117,4 +118,59 @@ broadcast_lane0_u32 = build(InstructionSpec(
          "they reach a ``wgmma`` (CUTLASS broadcasts its warpgroup index the same way)."),
 ))
 
-__all__ = ["broadcast_lane0_u32", "shfl_bfly_f32", "shfl_bfly_u32", "vote_any", "warp_sync"]
+
+def _bar_sync_sim(barrier, count):
+    """``barrier.sync barrier, count`` in the simulator: the caller waits until ``count`` threads
+    of its block have arrived on ``barrier`` (one phase), as on the GPU."""
+    import threading
+
+    from . import sim
+
+    block, _, nthreads = sim.current_thread_ids()
+    barrier, count = int(barrier), int(count)
+    if not 1 <= barrier <= 15 or count % 32 or not 32 <= count <= nthreads:
+        raise sim.SimulatorError(
+            f"bar_sync: barrier must be 1-15 (0 is __syncthreads') and count a multiple of 32 "
+            f"up to the block's {nthreads} threads, got barrier {barrier}, count {count}")
+    st = sim.launch_state()
+    with st.lock:
+        table = st.objects.setdefault("named_barrier", {})
+        bar = table.get((block, barrier))
+        if bar is None:  # [arrivals in the open phase, phase, condition, count]
+            bar = table[(block, barrier)] = [0, 0, threading.Condition(), count]
+    with bar[2]:
+        if bar[3] != count:
+            raise sim.SimulatorError(f"bar_sync: barrier {barrier} of block {block} reached "
+                                     f"with counts {bar[3]} and {count}")
+        phase = bar[1]
+        bar[0] += 1
+        if bar[0] == count:
+            bar[0], bar[1] = 0, phase + 1
+            bar[2].notify_all()
+        elif not bar[2].wait_for(lambda: bar[1] > phase, sim.WARP_TIMEOUT_S):
+            raise sim.SimulatorError(
+                f"bar_sync: {bar[0]} of {count} threads of block {block} reached barrier "
+                f"{barrier} within {sim.WARP_TIMEOUT_S:.0f} s (a thread exited or waits at "
+                "another barrier)")
+
+
+bar_sync = build(InstructionSpec(
+    name="bar_sync",
+    family="barrier",
+    # not .aligned (bar.sync is barrier.sync.aligned): LLVM may duplicate an inline-asm call
+    # into several branches, and the aligned form needs every thread at the same instruction
+    ptx="barrier.sync $barrier, $count;",
+    inputs=(Operand("barrier", types.uint32, doc="named barrier 1-15 (0 is __syncthreads')"),
+            Operand("count", types.uint32, doc="threads that meet there: a multiple of 32")),
+    min_arch=Arch(7, 5),
+    min_ptx=(6, 0),
+    memory=True,
+    sass=("BAR.SYNC",),
+    simulate=_bar_sync_sim,
+    doc=("Wait until ``count`` threads of the block (whole warps) have reached named barrier "
+         "``barrier``, with block-scope memory ordering among them, as ``__syncthreads()`` "
+         "does for the whole block: lets groups of warps of one block synchronize apart."),
+))
+
+__all__ = ["bar_sync", "broadcast_lane0_u32", "shfl_bfly_f32", "shfl_bfly_u32", "vote_any",
+           "warp_sync"]
