@@ -226,11 +226,12 @@ def shared_groups(cfg: RowConfig, lim: SmLimits, regs: int, static_smem: int, ro
     """Row groups a block holds where they share one staged copy of the vectors (a kernel's
     ``nbk_vec_shared``, perf-notes r35): the count (1, 2, 4, ...; blocks of at most ``most``
     threads) that keeps the most groups resident on an SM with one buffer each, the fewest
-    on a tie. 1 for the warp layout, whose blocks hold ``rows_per_block`` groups already."""
+    on a tie. 1 for the warp layout, whose blocks hold ``rows_per_block`` groups already. A
+    group meets on named barrier 1 + its first warp: that warp is at most 14."""
     if cfg.variant != "block":
         return 1
     best, best_g, g = 0, 1, 1
-    while cfg.threads * g <= most:
+    while cfg.threads * g <= most and (g - 1) * cfg.threads // 32 <= 14:
         smem = cfg.threads * (g * row_bytes + vec_bytes) + static_smem
         if smem > max_smem:
             break

@@ -26,7 +26,7 @@ from ..intrinsics import convert as C
 from ..intrinsics import cp_async as A
 from ..intrinsics import memory as M
 from ..intrinsics.define import define
-from ..intrinsics.warp import shfl_bfly_f32
+from ..intrinsics.warp import bar_sync, shfl_bfly_f32
 
 PER_THREAD = 32  # elements a thread stages per buffer by default: 64 B of bf16, 128 B of float32
 #: what a kernel may choose instead (its ``nbk_per_thread``): layer_norm's 16-bit kernels on
@@ -606,9 +606,11 @@ EXCHANGE_SLOTS = 6
 
 
 @dev
-def exchange(a, b, c, G, red, it, fa, fb, fc, w0):
-    """One barrier for a group of several warps (the whole block, or one of the groups of a
-    shared loop, :func:`make_loop`, whose first warp is ``w0``): each warp's lane 0 posts its
+def exchange(a, b, c, G, red, it, fa, fb, fc, w0, named):
+    """One barrier for a group of several warps: the whole block (``named`` False: the
+    caller's constant, so the build holds one form), or one of the groups of a shared loop
+    (:func:`make_loop`) whose first warp is ``w0``, on named barrier ``1 + w0``
+    (:func:`config.shared_groups` keeps it under 16). Each warp's lane 0 posts its
     warp's ``(a, b, c)``; lane ``l`` of every warp of the group returns the group's warp
     ``l % 16``'s triple, or ``(fa, fb, fc)`` where the group has no such warp. Slots
     ``3 * (it & 1)`` and the two after it. The caller combines the triples over the 16 lanes
@@ -620,7 +622,10 @@ def exchange(a, b, c, G, red, it, fa, fb, fc, w0):
         red[s, w] = a
         red[s + 1, w] = b
         red[s + 2, w] = c
-    cuda.syncthreads()
+    if named:
+        bar_sync(uint32(1 + w0), uint32(G))
+    else:
+        cuda.syncthreads()
     lane = tb % 16
     if lane < G // 32:
         return red[s, w0 + lane], red[s + 1, w0 + lane], red[s + 2, w0 + lane]
@@ -638,16 +643,7 @@ def walk(G):
     return int64(cuda.blockIdx.x) * per + grp, int64(cuda.gridDim.x) * per, tb - grp * G, grp
 
 
-@dev
-def row_barrier(it, G):
-    """The block barriers a row costs a group of ``G`` threads, without the row: the one of
-    :func:`exchange` where the group has several warps, none for a warp (``idle`` of a
-    shared loop, :func:`make_loop`)."""
-    if G > 32:
-        cuda.syncthreads()
-
-
-def make_loop(io, prologue, stage, work, max_buffers=4, shared=False, idle=row_barrier):
+def make_loop(io, prologue, stage, work, max_buffers=4, shared=False):
     """``loop(sm, G, items, nbuf, words, vwords, ctx)``: the groups of ``G`` threads walk work
     items (rows, or chunks) ``i, i + step, ...`` (:func:`walk`), each group with a ring of
     ``nbuf`` (1, 2 or 4) staging buffers of ``words`` words per thread and ``vwords`` more
@@ -665,13 +661,12 @@ def make_loop(io, prologue, stage, work, max_buffers=4, shared=False, idle=row_b
     spilled with the pivots of a 4-deep ring live (perf-notes r7); the host never plans
     deeper (``kernel.nbk_max_buffers``).
 
-    ``shared`` (compile time): the block's groups of several warps share one copy of the
-    vectors (perf-notes r35), after every group's buffers. Group 0 stages it with its first
-    item; the first item's barrier (after each thread's wait) makes it every group's. The
-    groups walk their items in lockstep, as many rounds as group 0 has: a group without an
-    item in a round still passes the block barriers a worked item would (``idle``, one a row),
-    so each barrier is reached by every thread of the block. One group a block is the plain
-    loop, plus one barrier before its first item's work."""
+    ``shared`` (compile time): the block's groups share one copy of the vectors (perf-notes
+    r35), after every group's buffers. Group 0 stages it with its first item; one block
+    barrier before any group's first work (after each thread's wait for its first item)
+    makes it every group's, and a group with no item at all passes that barrier and leaves.
+    After it the groups walk their items apart: a group of several warps meets on its own
+    named barrier (:func:`exchange`)."""
     commit, wait_behind = io.commit, io.wait_behind
     AHEAD = max_buffers - 1  # items staged after the current one, at most
 
@@ -685,6 +680,9 @@ def make_loop(io, prologue, stage, work, max_buffers=4, shared=False, idle=row_b
             vbase = (int64(cuda.blockDim.x) // G) * G * nbuf * words
             if grp == 0:
                 prologue(sm, vbase, t, G, ctx)  # committed with the first item's copies
+            elif item >= items:  # no item here: only the vectors' barrier (below) to pass
+                cuda.syncthreads()
+                return
         else:
             if item >= items:  # a group of several warps is the whole block: all return
                 return
@@ -707,7 +705,7 @@ def make_loop(io, prologue, stage, work, max_buffers=4, shared=False, idle=row_b
                 else:
                     q2 = v
         it = int64(0)
-        while (item - grp if shared else item) < items:
+        while item < items:
             target = item + ahead * step
             after = float32(0)
             if target < items:
@@ -716,16 +714,9 @@ def make_loop(io, prologue, stage, work, max_buffers=4, shared=False, idle=row_b
             wait_behind(ahead)  # this item's copies have landed; the next ones stay in flight
             if ahead == 0:
                 q0 = after
-            if shared:
-                if it == 0:  # group 0's vectors landed (its wait above): every group's now
-                    cuda.syncthreads()
-                if item < items:
-                    work(sm, base + (it & (nbuf - 1)) * G * words, vbase, item, it, q0, t, G,
-                         ctx)
-                else:
-                    idle(it, G)
-            else:
-                work(sm, base + (it & (nbuf - 1)) * G * words, vbase, item, it, q0, t, G, ctx)
+            if shared and it == 0:  # group 0's vectors landed (its wait above): everyone's
+                cuda.syncthreads()
+            work(sm, base + (it & (nbuf - 1)) * G * words, vbase, item, it, q0, t, G, ctx)
             if ahead == 1:
                 q0 = after
             elif AHEAD >= 2 and ahead == 2:

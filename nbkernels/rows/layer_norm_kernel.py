@@ -178,9 +178,9 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
             D, M2, nw = meet(D, M2, nw, shfl_bfly_f32(D, 1), shfl_bfly_f32(M2, 1),
                              shfl_bfly_f32(nw, 1))
         if G > 32:
-            # the group's first warp: 0 unless several groups share the block's vectors
+            # the group's first warp and its own barrier where groups share the vectors
             w0 = (cuda.threadIdx.x - t) // 32 if SHARED else 0
-            sl, ql, nl = exchange(D, M2, nw, G, red, it, zero, zero, zero, w0)
+            sl, ql, nl = exchange(D, M2, nw, G, red, it, zero, zero, zero, w0, SHARED)
             dmean = lanes16_sum(sl) * rm  # the group's mean of x - x0
             ml = sl * RWARP  # lane l's warp's mean, as that warp computed it
             if not whole:
