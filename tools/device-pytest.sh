@@ -22,7 +22,7 @@ sanitizers() {
     shift
     for s in "$@"; do
         echo "--- $s"
-        for tool in memcheck racecheck; do
+        for tool in memcheck racecheck ${SANITIZER_EXTRA:-}; do
             # shellcheck disable=SC2086
             timeout "$limit" compute-sanitizer --tool $tool --report-api-errors no --print-limit 20 \
                 python3 $s 2>&1 | grep -v Warning | tail -n 3
@@ -32,3 +32,4 @@ sanitizers() {
 }
 
 row_sanitizer() { sanitizers 200 "tools/sanitize_rows.py $1"; }
+# SANITIZER_EXTRA="synccheck" (session 44): more compute-sanitizer tools after those two
