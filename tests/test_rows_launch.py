@@ -259,3 +259,29 @@ def test_loop_layout_by_kernel_and_block_size(monkeypatch, kernel, cfg, want, h1
     monkeypatch.setenv("NBKERNELS_ROWS_LOOP", "2")
     call.loop_launch(kernel, (), cfg, 100, lambda nbuf: [], (), ())
     assert seen == [(want, want), (h100, want), (h200, want), ("2", want)]
+
+
+def test_groups_sharing_vectors_loop_over_the_rows(monkeypatch):
+    """16-bit layer_norm beside float32 vectors: blocks of two row groups sharing them loop
+    over the rows on every GPU (one staging of the vectors a block for the launch; perf-notes
+    r35: 79% of copy at 8192^2 on the H200 against 68% in pairs), unless NBKERNELS_ROWS_LOOP
+    says otherwise; a block of one group keeps the layout rule."""
+    seen = []
+
+    def plan(kernel, cfg, items, regs, static, mode, fallback, groups=1):
+        seen.append((mode, groups))
+        return 1, 1, 0
+
+    monkeypatch.setattr(host, "plan", plan)
+    monkeypatch.setattr(host.Call, "launch", lambda self, *a, **k: None)
+    monkeypatch.delenv("NBKERNELS_ROWS_LOOP", raising=False)
+    call = host.Call("test")
+    call.sim, call.first = False, pytypes.SimpleNamespace(device=0)
+    monkeypatch.setattr(call, "arch", lambda: "sm_90")
+    kernel = layer_norm_kernel.build("bf16", "f32", "f32", True, True, True)
+    for bw in (0.0, H100_BW, H200_BW):
+        monkeypatch.setattr(host, "sm_limits", lambda bw=bw: cfgmod.SmLimits(dram_gbps_per_sm=bw))
+        call.loop_launch(kernel, (), cfgmod.RowConfig("block", 128), 100, lambda nbuf: [], (), ())
+    monkeypatch.setenv("NBKERNELS_ROWS_LOOP", "pairs")
+    call.loop_launch(kernel, (), cfgmod.RowConfig("block", 128), 100, lambda nbuf: [], (), ())
+    assert seen == [(None, 2)] * 3 + [("pairs", 2)]

@@ -662,9 +662,11 @@ def make_loop(io, prologue, stage, work, max_buffers=4, shared=False):
     deeper (``kernel.nbk_max_buffers``).
 
     ``shared`` (compile time): the block's groups share one copy of the vectors (perf-notes
-    r35), after every group's buffers. Group 0 stages it with its first item; one block
+    r35), after every group's buffers. ``prologue`` gets the thread's index in the block
+    (``t + group * G``) and stages that group's share of them with its first item; one block
     barrier before any group's first work (after each thread's wait for its first item)
-    makes it every group's, and a group with no item at all passes that barrier and leaves.
+    makes them every group's, and a group with no item stages its share, waits for it,
+    passes that barrier and leaves.
     After it the groups walk their items apart: a group of several warps meets on its own
     named barrier (:func:`exchange`)."""
     commit, wait_behind = io.commit, io.wait_behind
@@ -678,9 +680,11 @@ def make_loop(io, prologue, stage, work, max_buffers=4, shared=False):
                 return
             base = grp * G * nbuf * words
             vbase = (int64(cuda.blockDim.x) // G) * G * nbuf * words
-            if grp == 0:
-                prologue(sm, vbase, t, G, ctx)  # committed with the first item's copies
-            elif item >= items:  # no item here: only the vectors' barrier (below) to pass
+            # each group stages its share of the vectors (the kernel's prologue splits them
+            # by the group, t // G), committed with the group's first item's copies
+            prologue(sm, vbase, t + grp * G, G, ctx)
+            if item >= items:  # no item here: the share landed, then the vectors' barrier
+                wait_behind(0)
                 cuda.syncthreads()
                 return
         else:

@@ -238,10 +238,18 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
 
     @dev
     def prologue(sm, ws, t, G, c):
+        """The vectors staged: by the caller's group; where groups share them (``t`` is then
+        the thread's index in the block), the weight by group 0, the bias by group 1 (group 0
+        where it is alone)."""
         xa, ya, wa, ba, sx, sy, n, eps, red = c
-        if has_w:
+        wmine, bmine = True, True
+        if SHARED:
+            g = uint32(t) // uint32(G)
+            t = t - g * G
+            wmine, bmine = g == 0, g == min(uint32(1), uint32(cuda.blockDim.x) // uint32(G) - 1)
+        if has_w and wmine:
             wissue(sm, ws, wa, n, t, G)
-        if has_b:
+        if has_b and bmine:
             bissue(sm, ws + G * WNW, ba, n, t, G)
 
     @dev
