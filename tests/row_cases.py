@@ -144,8 +144,8 @@ def make(op, dtype, shape, layout, special, rng, fw="numpy"):
         return (x, mv(w)), {"eps": 1e-6, "residual": _layout(rh, layout, fw)}, \
             (y, h.astype(np.float64))
     if op == "layer_norm":
-        # a float32 bias beside a 16-bit x (its row groups share the vectors, perf-notes r35);
-        # "bias16": the bias in x's dtype (each group stages its own); "vecs32": both float32
+        # a float32 bias beside a 16-bit x and weight; "bias16": the bias in x's dtype;
+        # "vecs32": both float32 (the row groups of a block share them, perf-notes r35)
         b = rng.standard_normal(n).astype(dt if special == "bias16" else np.float32)
         if special == "vecs32":
             w = w.astype(np.float32)

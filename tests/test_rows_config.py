@@ -293,8 +293,9 @@ def test_row_groups_share_float32_vectors_where_that_keeps_more_resident():
 def test_layer_norm_shares_vectors_only_in_float32_beside_16_bits():
     from nbkernels.rows.layer_norm_kernel import build
     assert build("bf16", "f32", "f32", True, True, True).nbk_vec_shared
-    assert build("f16", "f16", "f32", True, True, True).nbk_vec_shared
-    assert build("bf16", "f32", "f32", True, True, False).nbk_vec_shared
+    assert build("f16", "f32", "f32", True, True, True).nbk_vec_shared
+    assert build("bf16", "f32", "bf16", True, True, False).nbk_vec_shared  # no bias
+    assert not build("f16", "f16", "f32", True, True, True).nbk_vec_shared  # a 16-bit weight
     assert not build("bf16", "f32", "f32", True, False, False).nbk_vec_shared
     assert not build("bf16", "bf16", "bf16", True, True, True).nbk_vec_shared
     assert not build("f32", "f32", "f32", True, True, True).nbk_vec_shared

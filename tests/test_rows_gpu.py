@@ -59,9 +59,9 @@ CASES += [("layer_norm", dt, s, "contig", sp, None) for dt in ("bfloat16", "floa
 # element far from the rest, on whole and partial rows, in each automatic layout
 CASES += [("layer_norm", dt, s, "contig", "firsts", None) for dt in ("bfloat16", "float32")
           for s in ((300, 8192), (64, 4096), (37, 3001), (5, 65536))]
-# 16-bit layer_norm's two builds (perf-notes r35): the bias in x's dtype (each row group stages
-# its vectors) and both vectors float32 (row groups share one copy a block; the cases above
-# have a float32 bias, which shares too); rows an odd count, whole and partial, in each layout
+# 16-bit layer_norm's vectors (the cases above: a float32 bias beside a 16-bit weight): both
+# in x's dtype, and both float32 (the row groups of a block share one copy, perf-notes r35);
+# rows an odd count, whole and partial, in each layout
 CASES += [("layer_norm", dt, s, lay, sp, var) for dt in ("bfloat16", "float16")
           for sp in ("bias16", "vecs32")
           for s, lay, var in (((2001, 8192), "contig", None), ((301, 8191), "contig", None),

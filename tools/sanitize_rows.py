@@ -40,8 +40,8 @@ CASES = [  # op, dtype, shape, layout, special, variant
     ("rms_norm", "bfloat16", (2, 9000), "contig", None, "widesplit"),
     ("rms_norm", "bfloat16", (7, 4000), "contig", None, "pairs1"),
     # 16-bit layer_norm beside float32 weight and bias: two row groups a block share one copy
-    # of them (perf-notes r35; the cases above share a float32 bias): an odd row count (the
-    # last group idle at its block's barriers), blocks looping with two buffers, pairs
+    # of them (perf-notes r35): an odd row count (a group without a row passes the vectors'
+    # barrier only), blocks looping with two buffers, pairs
     ("layer_norm", "bfloat16", (7, 8192), "contig", "vecs32", None),
     ("layer_norm", "float16", (9, 4096), "contig", "vecs32", "loop2"),
     ("layer_norm", "bfloat16", (7, 2000), "contig", "vecs32", "pairs"),

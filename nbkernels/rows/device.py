@@ -662,11 +662,12 @@ def make_loop(io, prologue, stage, work, max_buffers=4, shared=False):
     deeper (``kernel.nbk_max_buffers``).
 
     ``shared`` (compile time): the block's groups share one copy of the vectors (perf-notes
-    r35), after every group's buffers. ``prologue`` gets the thread's index in the block
-    (``t + group * G``) and stages that group's share of them with its first item; one block
+    r35), after every group's buffers. Group 0 stages it with its first item; one block
     barrier before any group's first work (after each thread's wait for its first item)
-    makes them every group's, and a group with no item stages its share, waits for it,
-    passes that barrier and leaves.
+    makes it every group's. A group with no item goes once through the loop's top to pass
+    that barrier (the same instruction: a second ``syncthreads`` on another path is a
+    different barrier instruction, which ``bar.sync``'s aligned form does not allow and
+    compute-sanitizer's synccheck reports as divergent threads), then leaves.
     After it the groups walk their items apart: a group of several warps meets on its own
     named barrier (:func:`exchange`)."""
     commit, wait_behind = io.commit, io.wait_behind
@@ -680,13 +681,8 @@ def make_loop(io, prologue, stage, work, max_buffers=4, shared=False):
                 return
             base = grp * G * nbuf * words
             vbase = (int64(cuda.blockDim.x) // G) * G * nbuf * words
-            # each group stages its share of the vectors (the kernel's prologue splits them
-            # by the group, t // G), committed with the group's first item's copies
-            prologue(sm, vbase, t + grp * G, G, ctx)
-            if item >= items:  # no item here: the share landed, then the vectors' barrier
-                wait_behind(0)
-                cuda.syncthreads()
-                return
+            if grp == 0:
+                prologue(sm, vbase, t, G, ctx)  # committed with the first item's copies
         else:
             if item >= items:  # a group of several warps is the whole block: all return
                 return
@@ -709,7 +705,7 @@ def make_loop(io, prologue, stage, work, max_buffers=4, shared=False):
                 else:
                     q2 = v
         it = int64(0)
-        while item < items:
+        while item < items or (shared and it == 0):
             target = item + ahead * step
             after = float32(0)
             if target < items:
@@ -720,6 +716,8 @@ def make_loop(io, prologue, stage, work, max_buffers=4, shared=False):
                 q0 = after
             if shared and it == 0:  # group 0's vectors landed (its wait above): everyone's
                 cuda.syncthreads()
+                if item >= items:  # a group with no item: it came for the barrier
+                    return
             work(sm, base + (it & (nbuf - 1)) * G * words, vbase, item, it, q0, t, G, ctx)
             if ahead == 1:
                 q0 = after

@@ -432,9 +432,10 @@ class Call:
             groups = cfgmod.shared_groups(cfg, sm_limits(), regs, static, kernel.nbk_row_bytes,
                                           kernel.nbk_vec_bytes, device_limits()[1])
             if groups > 1 and not os.environ.get("NBKERNELS_ROWS_LOOP"):
-                # blocks that loop over the rows stage the shared vectors once for the launch;
-                # the pairs staged them every four rows (perf-notes r35: 68 -> 79% of copy)
-                mode = None
+                # blocks that loop over the rows with one buffer a group stage the shared
+                # vectors once for the launch; the pairs staged them every four rows, and a
+                # second buffer costs resident groups (perf-notes r35: 68 -> 79% of copy)
+                mode = "1"
         block = cfg.threads * cfg.rows_per_block * groups
         grid, nbuf, smem = plan(kernel, cfg, items, regs, static, mode, own, groups)
         LAST_PLAN.update(who=self.who, blocks=grid, threads=block, buffers=nbuf, smem=smem,

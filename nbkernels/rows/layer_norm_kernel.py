@@ -73,10 +73,12 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
     # (120-136 B on sm_80-sm_90a; `nbkernels compile`, session 5), and 4 measured no faster
     MAX_BUFFERS = 2
     # float32 vectors beside 16-bit rows: one copy a block, shared by its row groups (perf-notes
-    # r35). Per group they took 48-64 KB at rows of 8192 and left 2-3 groups an SM of the 4 the
-    # registers allow: 51% of copy at 8192^2 with both in float32, against 86% in 16 bits
-    SHARED = sm80 and kind != "f32" and ((has_w and wkind == "f32") or
-                                         (has_b and bkind == "f32"))
+    # r35). Per group they took 64 KB at rows of 8192 and left 2 groups an SM of the 4 the
+    # registers allow: 51% of copy at 8192^2, against 86% in 16 bits. Not where one vector is
+    # 16-bit: that build spilled 12-16 B in the row loop (sm_90), and its 48 KB a group
+    # leave 3 groups an SM, not 2
+    SHARED = sm80 and kind != "f32" and (has_w or has_b) and \
+        (not has_w or wkind == "f32") and (not has_b or bkind == "f32")
 
     # the lane butterfly's steps for whole rows: the two halves met at step i hold
     # n_i = P * 2^i elements each; 1 / n_i is exact and n_i / 2 their pair's weight (Chan)
@@ -238,18 +240,10 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
 
     @dev
     def prologue(sm, ws, t, G, c):
-        """The vectors staged: by the caller's group; where groups share them (``t`` is then
-        the thread's index in the block), the weight by group 0, the bias by group 1 (group 0
-        where it is alone)."""
         xa, ya, wa, ba, sx, sy, n, eps, red = c
-        wmine, bmine = True, True
-        if SHARED:
-            g = uint32(t) // uint32(G)
-            t = t - g * G
-            wmine, bmine = g == 0, g == min(uint32(1), uint32(cuda.blockDim.x) // uint32(G) - 1)
-        if has_w and wmine:
+        if has_w:
             wissue(sm, ws, wa, n, t, G)
-        if has_b and bmine:
+        if has_b:
             bissue(sm, ws + G * WNW, ba, n, t, G)
 
     @dev
