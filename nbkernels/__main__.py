@@ -22,12 +22,18 @@ def main(argv=None) -> int:
     validate.add_arguments(sub.add_parser(
         "validate", help="run an older arch's variants (PTX JIT) on this GPU against references"))
     args = ap.parse_args(argv)
-    if args.command == "info":
-        from .info import main as info_main
+    from .errors import NbkernelsError
 
-        return info_main(args)
-    commands = {"doctor": doctor.main, "compile": aot.main, "validate": validate.main}
-    return commands.get(args.command, demo.main)(args)
+    try:
+        if args.command == "info":
+            from .info import main as info_main
+
+            return info_main(args)
+        commands = {"doctor": doctor.main, "compile": aot.main, "validate": validate.main}
+        return commands.get(args.command, demo.main)(args)
+    except NbkernelsError as e:  # a bad argument or setting: its message, not a traceback
+        print(f"python -m nbkernels {args.command}: {e}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -147,6 +147,13 @@ def _compile(tmp_path, *args, extra_path=None):
                           text=True, env=env, cwd=ROOT, timeout=1200)
 
 
+def test_compile_names_a_bad_arch_without_a_traceback(tmp_path):
+    proc = _compile(tmp_path, "--arch", "sm_80,all")
+    assert proc.returncode == 2, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert "python -m nbkernels compile: arch: expected a name like 'sm_80'" in proc.stderr
+    assert "got 'all'" in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+
+
 @needs_ptxas
 def test_compile_gemm_variants_for_sm80_and_sm75(tmp_path):
     proc = _compile(tmp_path, "--arch", "sm_75,sm_80",
