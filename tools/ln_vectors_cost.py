@@ -4,7 +4,7 @@ only): ``python tools/ln_vectors_cost.py [--dtypes bf16,f16] [--rounds 3]``.
 In one process, at the issue's two large sizes, alternated ``--rounds`` times: layer_norm
 with weight and bias, with float32 copies of them (r35: staged as float32, no conversions a
 row), with the weight only, with neither (the kernel built without them: ``has_w`` /
-``has_b``), and rms_norm beside them; the same timing as ``rows_ab_quick``
+``has_b``), and rms_norm beside them (with the weight in x's dtype and in float32); the same timing as ``rows_ab_quick``
 (``matmul.bench._time``), the same inputs (device normals rotated past L2), and the plan
 of each call's first round (later rounds replay the recorded launch without planning, so
 ``host.LAST_PLAN`` is not theirs). Bytes moved: x read and y written (the vectors' n
@@ -39,7 +39,8 @@ def main():
              "ln f32": lambda x, w, b: nbkernels.layer_norm(x, f32[id(w)], f32[id(b)]),
              "ln w": lambda x, w, b: nbkernels.layer_norm(x, w, None),
              "ln none": lambda x, w, b: nbkernels.layer_norm(x, None, None),
-             "rms w": lambda x, w, b: nbkernels.rms_norm(x, w)}
+             "rms w": lambda x, w, b: nbkernels.rms_norm(x, w),
+             "rms f32": lambda x, w, b: nbkernels.rms_norm(x, f32[id(w)])}
     table = {}
     for dt in a.dtypes.split(","):
         dtype = bench.dtype_named(dt)
