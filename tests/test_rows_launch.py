@@ -214,6 +214,29 @@ def test_row_launches_are_cached_on_disk(monkeypatch):
 H100_BW, H200_BW = 25.4, 37.2  # peak DRAM GB/s an SM (host.dram_gbps_per_sm)
 
 
+def _planned(monkeypatch, kernel, cfg, forced):
+    """(mode, fallback, groups) a launch of ``kernel`` at ``cfg`` plans with on GPUs of unknown,
+    the H100's and the H200's DRAM bandwidth per SM, then with NBKERNELS_ROWS_LOOP=forced."""
+    seen = []
+
+    def plan(kernel, cfg, items, regs, static, mode, fallback, groups=1):
+        seen.append((mode, fallback, groups))
+        return 1, 1, 0
+
+    monkeypatch.setattr(host, "plan", plan)
+    monkeypatch.setattr(host.Call, "launch", lambda self, *a, **k: None)
+    monkeypatch.delenv("NBKERNELS_ROWS_LOOP", raising=False)
+    call = host.Call("test")
+    call.sim, call.first = False, pytypes.SimpleNamespace(device=0)
+    monkeypatch.setattr(call, "arch", lambda: "sm_90")
+    for bw in (0.0, H100_BW, H200_BW):
+        monkeypatch.setattr(host, "sm_limits", lambda bw=bw: cfgmod.SmLimits(dram_gbps_per_sm=bw))
+        call.loop_launch(kernel, (), cfg, 100, lambda nbuf: [], (), ())
+    monkeypatch.setenv("NBKERNELS_ROWS_LOOP", forced)
+    call.loop_launch(kernel, (), cfg, 100, lambda nbuf: [], (), ())
+    return seen
+
+
 @pytest.mark.parametrize("kernel, cfg, want, h100, h200", [
     (softmax_kernel.build("f32", True), cfgmod.RowConfig("block", 128), "0", "0", "0"),
     (softmax_kernel.build("f32", True), cfgmod.RowConfig("block", 256), "1", "0", "pairs"),
@@ -241,24 +264,8 @@ def test_loop_layout_by_kernel_and_block_size(monkeypatch, kernel, cfg, want, h1
     on the H200 where the kernel's own choice loops), else measured per kernel and, for block
     layouts, per block size (r11), which is also what ``pairs`` falls back to and what a GPU
     of unknown bandwidth gets; NBKERNELS_ROWS_LOOP overrides it."""
-    seen = []
-
-    def plan(kernel, cfg, items, regs, static, mode, fallback, groups=1):
-        seen.append((mode, fallback))
-        return 1, 1, 0
-
-    monkeypatch.setattr(host, "plan", plan)
-    monkeypatch.setattr(host.Call, "launch", lambda self, *a, **k: None)
-    monkeypatch.delenv("NBKERNELS_ROWS_LOOP", raising=False)
-    call = host.Call("test")
-    call.sim, call.first = False, pytypes.SimpleNamespace(device=0)
-    monkeypatch.setattr(call, "arch", lambda: "sm_90")
-    for bw in (0.0, H100_BW, H200_BW):
-        monkeypatch.setattr(host, "sm_limits", lambda bw=bw: cfgmod.SmLimits(dram_gbps_per_sm=bw))
-        call.loop_launch(kernel, (), cfg, 100, lambda nbuf: [], (), ())
-    monkeypatch.setenv("NBKERNELS_ROWS_LOOP", "2")
-    call.loop_launch(kernel, (), cfg, 100, lambda nbuf: [], (), ())
-    assert seen == [(want, want), (h100, want), (h200, want), ("2", want)]
+    assert _planned(monkeypatch, kernel, cfg, "2") == \
+        [(want, want, 1), (h100, want, 1), (h200, want, 1), ("2", want, 1)]
 
 
 def test_groups_sharing_vectors_loop_over_the_rows(monkeypatch):
@@ -266,22 +273,6 @@ def test_groups_sharing_vectors_loop_over_the_rows(monkeypatch):
     over the rows with one buffer a group on every GPU (one staging of the vectors a block
     for the launch; perf-notes r35: 79% of copy at 8192^2 on the H200 against 68% in pairs,
     and a second buffer costs resident groups), unless NBKERNELS_ROWS_LOOP says otherwise."""
-    seen = []
-
-    def plan(kernel, cfg, items, regs, static, mode, fallback, groups=1):
-        seen.append((mode, groups))
-        return 1, 1, 0
-
-    monkeypatch.setattr(host, "plan", plan)
-    monkeypatch.setattr(host.Call, "launch", lambda self, *a, **k: None)
-    monkeypatch.delenv("NBKERNELS_ROWS_LOOP", raising=False)
-    call = host.Call("test")
-    call.sim, call.first = False, pytypes.SimpleNamespace(device=0)
-    monkeypatch.setattr(call, "arch", lambda: "sm_90")
     kernel = layer_norm_kernel.build("bf16", "f32", "f32", True, True, True)
-    for bw in (0.0, H100_BW, H200_BW):
-        monkeypatch.setattr(host, "sm_limits", lambda bw=bw: cfgmod.SmLimits(dram_gbps_per_sm=bw))
-        call.loop_launch(kernel, (), cfgmod.RowConfig("block", 128), 100, lambda nbuf: [], (), ())
-    monkeypatch.setenv("NBKERNELS_ROWS_LOOP", "pairs")
-    call.loop_launch(kernel, (), cfgmod.RowConfig("block", 128), 100, lambda nbuf: [], (), ())
-    assert seen == [("1", 2)] * 3 + [("pairs", 2)]
+    seen = _planned(monkeypatch, kernel, cfgmod.RowConfig("block", 128), "pairs")
+    assert [(m, g) for m, _, g in seen] == [("1", 2)] * 3 + [("pairs", 2)]

@@ -156,3 +156,46 @@ for d in rows[2:]:
     print('$label cache=$cache $shape', d[h.index('Kernel Name')][:30],
           *(f'{c}={d[h.index(c)]}' for c in h if c.startswith(('gpu__', 'smsp__'))))"
 }
+
+# Session 44 (perf-notes r35): tools/ln_vectors_cost.py (16-bit layer_norm's and rms_norm's
+# vectors) in one or several trees.
+#   lnv_in DIR LIMIT ARGS...   ln_vectors_cost.py ARGS in the tree DIR (ab_tree's), its own cache
+#   lnv_warm DIR...            each tree's kernels compiled, one background process per tree and
+#                              dtype (bf16, f16; pids in lnv_pids, output $out/warm_<tree>_<dtype>.txt)
+#   lnv_round DIR FILE         one round of both dtypes in the tree DIR, output $out/FILE
+lnv_in() {
+    local dir limit=$2
+    dir=$(ab_tree "$1")
+    shift 2
+    (cd "$dir" && PYTHONPATH=/tmp/site:$dir NBKERNELS_CACHE_DIR=$(ab_cache "$dir") \
+        timeout "$limit" python3 tools/ln_vectors_cost.py "$@")
+}
+
+lnv_warm() {
+    local t d
+    lnv_pids=""
+    for t in "$@"; do
+        for d in bf16 f16; do
+            lnv_in "$t" 300 --dtypes $d --rounds 1 --reps 1 \
+                > "$out/warm_$(basename "$(ab_tree "$t")")_$d.txt" 2>&1 &
+            lnv_pids="$lnv_pids $!"
+        done
+    done
+}
+
+lnv_round() { lnv_in "$1" 120 --dtypes bf16,f16 --rounds 1 > "$out/$2" 2>&1; }
+#   lnv_rounds N SPEC...       N rounds, each running every SPEC in turn: "label:tree:loop" (loop:
+#                              an NBKERNELS_ROWS_LOOP value, or empty for the automatic plan);
+#                              output $out/<label><round>.txt, its ln f32 and ln w+b lines printed
+lnv_rounds() {
+    local n=$1 r spec label tree loop
+    shift
+    for r in $(seq 1 "$n"); do
+        for spec in "$@"; do
+            IFS=: read -r label tree loop <<< "$spec"
+            echo "--- round $r: $label"
+            NBKERNELS_ROWS_LOOP=$loop lnv_round "$tree" "$label$r.txt"
+            grep "ln f32\|ln w+b" "$out/$label$r.txt" | head -8
+        done
+    done
+}

@@ -4,13 +4,9 @@
 # without them and rms_norm (tools/ln_vectors_cost.py), on the H200; its kernels compiled
 # first, one process per dtype.
 . tools/device-preamble.sh
-pids=""
-for d in bf16 f16; do
-    timeout 250 python3 tools/ln_vectors_cost.py --dtypes $d --rounds 1 --reps 1 \
-        > "$out/warm_$d.txt" 2>&1 &
-    pids="$pids $!"
-done
-wait $pids  # not a bare wait: it would wait for the log's tee too
+. tools/ab-lib.sh
+lnv_warm .
+wait $lnv_pids  # not a bare wait: it would wait for the log's tee too
 echo "warm-up done at ${SECONDS}s: $(grep -c 'of copy' "$out"/warm_*.txt | tr '\n' ' ')"
-timeout 330 python3 tools/ln_vectors_cost.py --dtypes bf16,f16 --rounds 3 2>&1 | grep -v Warning
+lnv_in . 330 --dtypes bf16,f16 --rounds 3 2>&1 | grep -v Warning
 echo "done at ${SECONDS}s"

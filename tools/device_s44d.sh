@@ -9,16 +9,12 @@
 #    alternated twice.
 . tools/device-preamble.sh
 . tools/device-pytest.sh
-base=$(cd _ab/base && pwd)
-pids=""
-for d in bf16 f16; do
-    timeout 300 python3 tools/ln_vectors_cost.py --dtypes $d --rounds 1 --reps 1 \
-        > "$out/warm_$d.txt" 2>&1 &
-    pids="$pids $!"
-done
+. tools/ab-lib.sh
+base=$(ab_tree _ab/base)
+lnv_warm .
 gpu_tests 420 300 t_ln.txt -n 8 tests/test_rows_gpu.py tests/test_intrinsics_gpu.py \
     -k "layer_norm or named_barriers"
-wait $pids  # not a bare wait: it would wait for the log's tee too
+wait $lnv_pids  # not a bare wait: it would wait for the log's tee too
 echo "warm-up done at ${SECONDS}s"
 sync_errors() {  # the first distinct error lines of compute-sanitizer synccheck
     timeout 200 compute-sanitizer --tool synccheck --report-api-errors no --print-limit 30 \
@@ -27,17 +23,9 @@ sync_errors() {  # the first distinct error lines of compute-sanitizer synccheck
     grep -E "Barrier|barrier|Divergent|Invalid|ERROR SUMMARY|cases ok|at 0x|by thread" "$out/$1" \
         | sort | uniq -c | sort -rn | head -14
 }
-(cd "$base" && PYTHONPATH=/tmp/site:$base NBKERNELS_CACHE_DIR=$base/.nbk_cache sync_errors sync_base.txt)
+(cd "$base" && PYTHONPATH=/tmp/site:$base NBKERNELS_CACHE_DIR=$(ab_cache "$base") \
+    sync_errors sync_base.txt)
 sync_errors sync_new.txt
 row_sanitizer layer_norm
-for r in 1 2; do
-    for mode in auto pairs; do
-        echo "--- round $r: $mode"
-        if [ $mode = pairs ]; then export NBKERNELS_ROWS_LOOP=pairs; fi
-        timeout 120 python3 tools/ln_vectors_cost.py --dtypes bf16,f16 --rounds 1 \
-            > "$out/${mode}$r.txt" 2>&1
-        unset NBKERNELS_ROWS_LOOP
-        grep "ln f32\|ln w+b" "$out/${mode}$r.txt" | head -8
-    done
-done
+lnv_rounds 2 auto:.: pairs:.:pairs
 echo "done at ${SECONDS}s"

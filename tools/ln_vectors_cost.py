@@ -11,10 +11,10 @@ of each call's first round (later rounds replay the recorded launch without plan
 elements are left out, under 0.01% of a row set). What the vectors cost is the layer_norm
 rows' difference, at the same plan, in the kernel's own instructions: their 16-bit words
 converted to float32 each row (two instructions an element) and their shared-memory loads."""
-import argparse
 import time
 
-from rows_ab_quick import device_normals, rotated  # tools/: this script's path
+from rows_ab_quick import (device_normals, dtype_rounds_args, rotated,  # tools/: this
+                           timing_setup)  # script's path
 
 
 def main():
@@ -23,15 +23,8 @@ def main():
     import nbkernels
     from nbkernels.rows import bench, host
 
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--dtypes", default="bf16,f16")
-    ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--reps", type=int, default=30)
-    a = ap.parse_args()
-    t0 = time.perf_counter()
-    bw = bench.copy_bandwidth()
-    l2 = cupy.cuda.Device().attributes["L2CacheSize"]
-    print(f"copy {bw / 1e9:.0f} GB/s", flush=True)
+    a = dtype_rounds_args(3)
+    t0, bw, l2 = timing_setup()
     f32 = {}  # float32 copies of the current size's weight and bias, by the 16-bit ones' id
     calls = {"ln w+b": lambda x, w, b: nbkernels.layer_norm(x, w, b),
              # float32 weight and bias beside 16-bit rows: the staging r35 would build

@@ -2,11 +2,11 @@
 (``NBKERNELS_ROWS_LOOP=1``: the weight staged once a block for the launch), in one process
 (session 44, run H; measurement only): ``python tools/rms_f32_loop.py [--dtypes bf16,f16]``.
 Same timing, inputs and bytes moved as ``tools/ln_vectors_cost.py``."""
-import argparse
 import os
 import time
 
-from rows_ab_quick import device_normals, rotated  # tools/: this script's path
+from rows_ab_quick import (device_normals, dtype_rounds_args, rotated,  # tools/: this
+                           timing_setup)  # script's path
 
 
 def main():
@@ -15,15 +15,8 @@ def main():
     import nbkernels
     from nbkernels.rows import bench, host
 
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--dtypes", default="bf16,f16")
-    ap.add_argument("--rounds", type=int, default=2)
-    ap.add_argument("--reps", type=int, default=30)
-    a = ap.parse_args()
-    t0 = time.perf_counter()
-    bw = bench.copy_bandwidth()
-    l2 = cupy.cuda.Device().attributes["L2CacheSize"]
-    print(f"copy {bw / 1e9:.0f} GB/s", flush=True)
+    a = dtype_rounds_args(2)
+    t0, bw, l2 = timing_setup()
     for dt in a.dtypes.split(","):
         dtype = bench.dtype_named(dt)
         for rows, n in bench.LARGE:

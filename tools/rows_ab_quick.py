@@ -37,6 +37,30 @@ def rotated(x0, l2):
     return [x0] + [x0.copy() for _ in range(count - 1)]
 
 
+def timing_setup():
+    """(start time, the 1 GiB copy's bandwidth in B/s, the L2 size in bytes), the copy printed:
+    what every row measurement tool times against and rotates its inputs past."""
+    import cupy
+
+    from nbkernels.rows import bench
+
+    t0 = time.perf_counter()
+    bw = bench.copy_bandwidth()
+    print(f"copy {bw / 1e9:.0f} GB/s", flush=True)
+    return t0, bw, cupy.cuda.Device().attributes["L2CacheSize"]
+
+
+def dtype_rounds_args(rounds):
+    """--dtypes (default bf16,f16), --rounds (default ``rounds``) and --reps, parsed: the
+    arguments of the tools that time 16-bit rows in alternated rounds (ln_vectors_cost.py,
+    rms_f32_loop.py)."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--dtypes", default="bf16,f16")
+    ap.add_argument("--rounds", type=int, default=rounds)
+    ap.add_argument("--reps", type=int, default=30)
+    return ap.parse_args()
+
+
 def save_json(path, out):
     """Write ``out`` to ``path`` as JSON (nothing where no path was given); shared by the row
     measurement tools."""
@@ -58,11 +82,8 @@ def main():
     a = ap.parse_args()
     rand = device_normals
 
-    t0 = time.perf_counter()
-    bw = bench.copy_bandwidth()
-    l2 = cupy.cuda.Device().attributes["L2CacheSize"]
+    t0, bw, l2 = timing_setup()
     out = {"copy_GBps": bw * 1e-9, "rows": []}
-    print(f"copy {bw / 1e9:.0f} GB/s", flush=True)
     for dt in a.dtypes.split(","):
         dtype = bench.dtype_named(dt)
         for rows, n in bench.LARGE:
