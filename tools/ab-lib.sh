@@ -199,3 +199,13 @@ lnv_rounds() {
         done
     done
 }
+#   lnv_warm_and_test DIR...   lnv_warm DIR..., beside this tree's layer_norm GPU tests and the
+#                              named-barrier probe (gpu_tests: needs tools/device-pytest.sh), then
+#                              the warm-up waited for
+lnv_warm_and_test() {
+    lnv_warm "$@"
+    gpu_tests 420 300 t_ln.txt -n 8 tests/test_rows_gpu.py tests/test_intrinsics_gpu.py \
+        -k "layer_norm or named_barriers"
+    wait $lnv_pids  # not a bare wait: it would wait for the log's tee too
+    echo "warm-up done at ${SECONDS}s: $(grep -c 'of copy' "$out"/warm_*.txt | tr '\n' ' ')"
+}

@@ -10,11 +10,7 @@
 . tools/device-preamble.sh
 . tools/device-pytest.sh
 . tools/ab-lib.sh
-lnv_warm . _ab/old
-gpu_tests 420 300 t_ln.txt -n 8 tests/test_rows_gpu.py tests/test_intrinsics_gpu.py \
-    -k "layer_norm or named_barriers"
-wait $lnv_pids  # not a bare wait: it would wait for the log's tee too
-echo "warm-up done at ${SECONDS}s: $(grep -c 'of copy' "$out"/warm_*.txt | tr '\n' ' ')"
+lnv_warm_and_test . _ab/old
 SANITIZER_EXTRA=synccheck row_sanitizer layer_norm
 lnv_rounds 2 old:_ab/old: new:.:
 lnv_rounds 1 loop:.:1

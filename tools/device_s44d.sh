@@ -11,11 +11,7 @@
 . tools/device-pytest.sh
 . tools/ab-lib.sh
 base=$(ab_tree _ab/base)
-lnv_warm .
-gpu_tests 420 300 t_ln.txt -n 8 tests/test_rows_gpu.py tests/test_intrinsics_gpu.py \
-    -k "layer_norm or named_barriers"
-wait $lnv_pids  # not a bare wait: it would wait for the log's tee too
-echo "warm-up done at ${SECONDS}s"
+lnv_warm_and_test .
 sync_errors() {  # the first distinct error lines of compute-sanitizer synccheck
     timeout 200 compute-sanitizer --tool synccheck --report-api-errors no --print-limit 30 \
         python3 tools/sanitize_rows.py layer_norm > "$out/$1" 2>&1
