@@ -121,7 +121,8 @@ broadcast_lane0_u32 = build(InstructionSpec(
 
 def _bar_sync_sim(barrier, count):
     """``barrier.sync barrier, count`` in the simulator: the caller waits until ``count`` threads
-    of its block have arrived on ``barrier`` (one phase), as on the GPU."""
+    of its block have arrived on ``barrier`` (one phase, reusable), as on the GPU; the warps'
+    rendezvous (``sim._Rendezvous``) with nothing to compute."""
     import threading
 
     from . import sim
@@ -136,22 +137,18 @@ def _bar_sync_sim(barrier, count):
     with st.lock:
         table = st.objects.setdefault("named_barrier", {})
         bar = table.get((block, barrier))
-        if bar is None:  # [arrivals in the open phase, phase, condition, count]
-            bar = table[(block, barrier)] = [0, 0, threading.Condition(), count]
-    with bar[2]:
-        if bar[3] != count:
-            raise sim.SimulatorError(f"bar_sync: barrier {barrier} of block {block} reached "
-                                     f"with counts {bar[3]} and {count}")
-        phase = bar[1]
-        bar[0] += 1
-        if bar[0] == count:
-            bar[0], bar[1] = 0, phase + 1
-            bar[2].notify_all()
-        elif not bar[2].wait_for(lambda: bar[1] > phase, sim.WARP_TIMEOUT_S):
-            raise sim.SimulatorError(
-                f"bar_sync: {bar[0]} of {count} threads of block {block} reached barrier "
-                f"{barrier} within {sim.WARP_TIMEOUT_S:.0f} s (a thread exited or waits at "
-                "another barrier)")
+        if bar is None:
+            bar = table[(block, barrier)] = sim._Rendezvous(count, lambda: None)
+    if bar.n != count:
+        raise sim.SimulatorError(f"bar_sync: barrier {barrier} of block {block} reached with "
+                                 f"counts {bar.n} and {count}")
+    try:
+        bar.wait(timeout=sim.WARP_TIMEOUT_S)
+    except threading.BrokenBarrierError:
+        raise sim.SimulatorError(
+            f"bar_sync: fewer than {count} threads of block {block} reached barrier {barrier} "
+            f"within {sim.WARP_TIMEOUT_S:.0f} s (a thread exited or waits at another "
+            "barrier)") from None
 
 
 bar_sync = build(InstructionSpec(
