@@ -457,6 +457,8 @@ def bind(fn, grid, block, smem: int, packed: PackedArgs):
                 _check(err, "cuLaunchKernel")
 
     go.packed = packed  # addr points into it: it lives as long as the launch can be made
+    if fast is not None:  # what go calls, for replays that write the call out themselves
+        go.direct = (fast, handle, g0, g1, g2, b0, b1, b2, smem, addr)
     return go
 
 

@@ -30,6 +30,8 @@ from .arrays import current_stream_handle, torch_dtype_of
 
 OTHER, CUPY, TORCH = 0, 1, 2
 _KINDS: dict = {}  # array type -> OTHER / CUPY / TORCH
+#: the array types classified CUPY: the row ops' generated keys read these inline (perf-notes h9)
+CUPY_TYPES: set = set()
 _mods: dict = {}  # "cupy", "torch" -> the module, once an array of it was seen
 
 
@@ -41,6 +43,7 @@ def _classify(t) -> int:
 
         if issubclass(t, cupy.ndarray):
             _mods["cupy"], kind = cupy, CUPY
+            CUPY_TYPES.add(t)
     elif mod.startswith("torch"):
         import torch
 
@@ -51,6 +54,19 @@ def _classify(t) -> int:
         _KINDS.clear()
     _KINDS[t] = kind
     return kind
+
+
+@contextlib.contextmanager
+def read_as_cupy(t):
+    """Within this block, arrays of type ``t`` (a stand-in with CuPy's attributes: tests, the
+    CPU host benchmark) are read as CuPy arrays by :func:`desc` and the row ops' keys."""
+    _KINDS[t] = CUPY
+    CUPY_TYPES.add(t)
+    try:
+        yield
+    finally:
+        _KINDS.pop(t, None)
+        CUPY_TYPES.discard(t)
 
 
 def kind_of(x) -> int:
@@ -96,6 +112,18 @@ def guard_source(out_ptr: str, other_ptr: str, lo: int, hi: int, allowed=None) -
             "        return DECLINED"]
 
 
+def alloc_statement(ns: dict, m: str, p: str, spec: str) -> str:
+    """The statement of a generated replay that allocates an output or workspace ``m`` of
+    ``(shape, dtype)`` given by the name ``spec`` in ``ns``, and sets ``p`` to its pointer:
+    through ``ns["alloc"]`` (:func:`framework_ops`), or as its inline form where the
+    framework has one (CuPy: one Python frame less)."""
+    inline = getattr(ns["alloc"], "inline", None)
+    if inline is None:
+        return f"{m}, {p} = alloc(like, *{spec})"
+    ns.update(inline[1])
+    return inline[0].format(m=m, p=p, spec=spec)
+
+
 def alloc_source(ns: dict, allocs) -> list:
     """Source lines of a generated replay (one whose arguments include ``like`` and
     ``stream``) that run the allocation statements ``allocs``: without ``stream=`` as they
@@ -120,7 +148,12 @@ def launch_source(ns: dict, launches, first=()) -> list:
     into ``ns``."""
     ns["stream_handle"] = stream_handle
     ns["memmove"] = ctypes.memmove
-    lines = ["    h = current(like) if stream is None else stream_handle(like, stream)",
+    current = "current(like)"
+    inline = getattr(ns["current"], "inline", None)
+    if inline is not None:  # the framework's query as an expression (CuPy)
+        current = inline[0]
+        ns.update(inline[1])
+    lines = [f"    h = {current} if stream is None else stream_handle(like, stream)",
              "    with lock:"] + [f"        {line}" for line in first]
     for n, (go, writes) in enumerate(launches):
         for j, (slot, value) in enumerate(writes):
@@ -130,9 +163,24 @@ def launch_source(ns: dict, launches, first=()) -> list:
                 continue
             ns[f"s{n}_{j}"] = slot
             lines.append(f"        s{n}_{j}.value = {value}")
-        ns[f"go{n}"] = go
-        lines.append(f"        go{n}(h)")
+        ns[f"go{n}"] = go  # (it also keeps its packed block alive)
+        direct = getattr(go, "direct", None)
+        if direct is None:
+            lines.append(f"        go{n}(h)")
+            continue
+        # the bound launch's own call written out (launch.bind): one Python frame less
+        ns[f"L{n}"], ns["launch_failed"] = direct[0], launch_failed
+        consts = ", ".join(str(int(v)) for v in direct[1:9])
+        lines += ["        try:", f"            L{n}({consts}, h, {int(direct[9])}, 0)",
+                  "        except Exception as e:", "            raise launch_failed(e) from e"]
     return lines
+
+
+def launch_failed(e):
+    """The typed error of a failed launch (as :func:`launch.bind`'s)."""
+    from .errors import NbkernelsError
+
+    return NbkernelsError(f"cuLaunchKernel failed: {e}")
 
 
 def device_source(ns: dict, ops, header: str, body: list) -> list:
@@ -147,9 +195,14 @@ def device_source(ns: dict, ops, header: str, body: list) -> list:
     ns["here"], ns["DeviceScope"], ns["DEV"] = ops[2], arrays.DeviceScope, device
     ns["check_stream"] = lambda stream: arrays.check_stream_device(arrays.raw_handle(stream),
                                                                    device)
+    here = "here()"
+    inline = getattr(ops[2], "inline", None)
+    if inline is not None:  # the framework's query as an expression (CuPy)
+        here = inline[0]
+        ns.update(inline[1])
     inner = ["    " + line for line in body]
     return ([header, "    if stream is not None:", "        check_stream(stream)",
-             "    if here():"] + inner + ["    with DeviceScope(DEV):"] + inner)
+             f"    if {here}:"] + inner + ["    with DeviceScope(DEV):"] + inner)
 
 
 def compile_replay(lines, ns: dict):
@@ -222,6 +275,14 @@ def framework_ops(kind: int, device: int):
 
         def here():
             return get_device() == device
+
+        # the same three as lines of a generated replay, one Python frame less each
+        # (perf-notes h9): its allocations run where the device is current (``here()``, or
+        # inside the device's scope), so they call CuPy's ndarray directly
+        alloc.inline = ("{m} = cupy_ndarray(*{spec}); {p} = {m}.data.ptr",
+                        {"cupy_ndarray": ndarray})
+        current.inline = ("cupy_stream().ptr", {"cupy_stream": get_stream})
+        here.inline = (f"cupy_device() == {int(device)}", {"cupy_device": get_device})
     elif kind == TORCH:
         raw = _mods["torch_raw_stream"]
         torch = _mods["torch"]

@@ -70,7 +70,7 @@ def recording_context(events):
 
 @pytest.fixture(autouse=True)
 def fake_kind():
-    with mock.patch.dict(repeat._KINDS, {FakeCupy: repeat.CUPY}):
+    with repeat.read_as_cupy(FakeCupy):
         yield
 
 
@@ -85,13 +85,56 @@ def test_desc_keys_what_a_launch_depends_on():
 
 
 def test_row_key_reads_cupy_arrays_as_desc_does():
-    """``rows.host.fast_key`` reads CuPy arrays inline (perf-notes h5): its descriptor of each
-    must be ``repeat.desc``'s, which the replay's overlap checks read again."""
+    """Both row keys read a CuPy array's descriptor as ``repeat.desc`` does, which the
+    replay's overlap checks read again: the general one (``fast_key``) through it, the
+    generated one (``key_function``, perf-notes h9) inline, field for field."""
     arrays = [FakeCupy((4, 64)), FakeCupy((4, 64), np.float16, ptr=(1 << 20) + 8, device=1),
               FakeCupy((4, 64), strides=(512, 4))]
+    key_fn = host.key_function("t", ("x", "out"))
     for x in arrays:
-        key, ptrs = host.fast_key("t", {"x": x, "out": None}, ())
-        assert key[1] == (repeat.desc(x)[0], None) and ptrs == {"x": repeat.desc(x)[1]}
+        key, ptrs = host.fast_key("t", ("x", "out"), (x, None), ())
+        assert key[1] == (repeat.desc(x)[0], None) and ptrs == (repeat.desc(x)[1], None)
+        flat, fptrs = key_fn((x, None), ())
+        assert (repeat.CUPY,) + flat[1] == repeat.desc(x)[0] and fptrs == ptrs
+
+
+#: calls of one op (x, weight, out) that differ from the first in one thing a launch depends on
+_VARIANTS = {
+    "base": lambda: (FakeCupy((8, 64)), FakeCupy((64,), ptr=1 << 24),
+                     FakeCupy((8, 64), ptr=1 << 28)),
+    "other pointers": lambda: (FakeCupy((8, 64), ptr=1 << 21), FakeCupy((64,), ptr=1 << 25),
+                               FakeCupy((8, 64), ptr=1 << 29)),
+    "dtype": lambda: (FakeCupy((8, 64), np.float16), FakeCupy((64,), ptr=1 << 24),
+                      FakeCupy((8, 64), ptr=1 << 28)),
+    "shape": lambda: (FakeCupy((4, 64)), FakeCupy((64,), ptr=1 << 24),
+                      FakeCupy((8, 64), ptr=1 << 28)),
+    "strides": lambda: (FakeCupy((8, 64), strides=(512, 4)), FakeCupy((64,), ptr=1 << 24),
+                        FakeCupy((8, 64), ptr=1 << 28)),
+    "alignment": lambda: (FakeCupy((8, 64), ptr=(1 << 20) + 4), FakeCupy((64,), ptr=1 << 24),
+                          FakeCupy((8, 64), ptr=1 << 28)),
+    "device": lambda: (FakeCupy((8, 64), device=1), FakeCupy((64,), ptr=1 << 24),
+                       FakeCupy((8, 64), ptr=1 << 28)),
+    "no out": lambda: (FakeCupy((8, 64)), FakeCupy((64,), ptr=1 << 24), None),
+    "no weight": lambda: (FakeCupy((8, 64)), None, FakeCupy((8, 64), ptr=1 << 28)),
+    "in place": lambda: (FakeCupy((8, 64)), FakeCupy((64,), ptr=1 << 24), FakeCupy((8, 64))),
+    "weight is out": lambda: (FakeCupy((8, 64)), FakeCupy((64,), ptr=1 << 28),
+                              FakeCupy((8, 64), ptr=1 << 28)),
+}
+
+
+def test_generated_and_general_row_keys_tell_the_same_calls_apart():
+    """The generated key (CuPy arrays) and the general one are equal for exactly the same
+    pairs of calls: only new pointers keep a key; every field of every array, which arrays
+    are given and which share memory each give another."""
+    key_fn = host.key_function("t", ("x", "weight", "out"))
+    names = key_fn.names
+    flat = {k: key_fn(make(), (float,))[0] for k, make in _VARIANTS.items()}
+    general = {k: host.fast_key("t", names, make(), (float,))[0] for k, make in _VARIANTS.items()}
+    for a in _VARIANTS:
+        for b in _VARIANTS:
+            same = a == b or {a, b} == {"base", "other pointers"}
+            assert (flat[a] == flat[b]) is same and (general[a] == general[b]) is same, (a, b)
+    assert key_fn((FakeCupy((8, 64)), np.zeros(64), None), (float,)) == (None, None)
 
 
 def test_desc_declines_everything_else():
@@ -125,22 +168,64 @@ def test_env_switches_follow_a_replaced_environ(monkeypatch):
     assert sw.values() == ("x",)
 
 
-def test_row_key_changes_with_switches_aliasing_and_target(monkeypatch):
+@pytest.mark.parametrize("form", ["generated", "general"])
+def test_row_key_changes_with_switches_aliasing_and_target(monkeypatch, form):
     monkeypatch.delenv("NBKERNELS_ROWS_LOOP", raising=False)
+    names = ("x", "weight", "out")
+    key_fn = host.key_function("rms_norm", names)
+    if form == "general":
+        def key_fn(args, extra):
+            return host.fast_key("rms_norm", names, args, extra)
     x, w, out = FakeCupy((8, 64)), FakeCupy((64,), ptr=1 << 24), FakeCupy((8, 64), ptr=1 << 28)
-    named = {"x": x, "weight": w, "out": out}
-    key, ptrs = host.fast_key("rms_norm", named, (float, None))
-    assert ptrs == {"x": 1 << 20, "weight": 1 << 24, "out": 1 << 28}
+    args = (x, w, out)
+    key, ptrs = key_fn(args, (float, None))
+    assert ptrs == (1 << 20, 1 << 24, 1 << 28)
     monkeypatch.setenv("NBKERNELS_ROWS_LOOP", "2")
-    assert host.fast_key("rms_norm", named, (float, None))[0] != key
+    assert key_fn(args, (float, None))[0] != key
     monkeypatch.delenv("NBKERNELS_ROWS_LOOP")
-    assert host.fast_key("rms_norm", named, (float, None))[0] == key
-    in_place, _ = host.fast_key("rms_norm", {"x": x, "weight": w, "out": x}, (float, None))
+    assert key_fn(args, (float, None))[0] == key
+    assert key_fn(args, (np.float32, None))[0] != key  # the op's own extra: eps's type here
+    in_place, _ = key_fn((x, w, x), (float, None))
     assert in_place != key
     with host.target_arch("sm_75"):
-        assert host.fast_key("rms_norm", named, (float, None))[0] != key
-    assert host.fast_key("rms_norm", {"x": x, "weight": np.zeros(64)}, (float, None)) == \
-        (None, None)
+        assert key_fn(args, (float, None))[0] != key
+    assert key_fn((x, np.zeros(64), None), (float, None)) == (None, None)
+
+
+def test_generated_row_key_classifies_a_new_type_and_keeps_the_general_key_for_others():
+    """An array type the keys have not seen is classified on its first call (a CuPy array's
+    call then gets the generated key); a torch-like or mixed call keeps the general key."""
+    class Fresh(FakeCupy):
+        pass
+
+    key_fn = host.key_function("t", ("x", "out"))
+    x = Fresh((4, 64))
+    classified = []
+
+    def classify(t):
+        classified.append(t)
+        repeat._KINDS[t] = repeat.CUPY
+        repeat.CUPY_TYPES.add(t)
+        return repeat.CUPY
+
+    try:
+        with mock.patch.object(repeat, "_classify", classify):
+            key, ptrs = key_fn((x, None), ())
+        assert classified == [Fresh] and key[0] == ("t", "cupy") and ptrs == (1 << 20, None)
+        assert key_fn((x, None), ()) == (key, ptrs)  # now read inline, the same key
+    finally:
+        repeat._KINDS.pop(Fresh, None)
+        repeat.CUPY_TYPES.discard(Fresh)
+
+    class Torchish:
+        pass
+
+    other = Torchish()
+    with mock.patch.object(repeat, "desc", lambda a: (("T",), 0x500) if a is other else
+                           (("C",), 0x600)), \
+            mock.patch.dict(repeat._KINDS, {Torchish: repeat.TORCH}):
+        key, ptrs = key_fn((FakeCupy((4, 64)), other), ())
+    assert key[0] == "t" and key[1] == (("C",), ("T",)) and ptrs == (0x600, 0x500)
 
 
 def test_replay_writes_each_calls_pointers_scalars_and_outputs():
@@ -170,8 +255,8 @@ def test_replay_writes_each_calls_pointers_scalars_and_outputs():
 
     with mock.patch.object(launch, "bind", fake_bind):
         rep = host.Replay(Call(), ("out",), None, named, {"x": 0x1000, "weight": 0x2000},
-                          fops(alloc, lambda like: 77))
-        got = rep(named, {"x": 0x1000, "weight": 0x2000}, {"eps": 0.25}, None)
+                          fops(alloc, lambda like: 77), ("eps",))
+        got = rep((x, w, None), (0x1000, 0x2000, None), (0.25,), None)
     assert allocated == [(x, (8, 64), np.dtype(np.float32))]
     assert got is made
     (fn, grid, block, smem, stream, slots), = launched
@@ -196,9 +281,9 @@ def test_replay_launches_on_a_given_stream_and_the_current_one_otherwise():
     with mock.patch.object(launch, "bind", lambda *a: lambda s: launched.append(s)):
         rep = host.Replay(Call(), ("out",), None, named, {"x": 0x1000, "out": 0x1000},
                           fops(None, lambda like: 5))
-    assert rep.fire(named, {"x": 0x1000, "out": 0x1000}, {}, None) is x
-    assert rep.fire(named, {"x": 0x1000, "out": 0x1000}, {}, types.SimpleNamespace(ptr=9)) is x
-    assert rep.fire(named, {"x": 0x1000, "out": 0x1000}, {}, 11) is x
+    assert rep.fire((x, x), (0x1000, 0x1000), (), None) is x
+    assert rep.fire((x, x), (0x1000, 0x1000), (), types.SimpleNamespace(ptr=9)) is x
+    assert rep.fire((x, x), (0x1000, 0x1000), (), 11) is x
     assert launched == [5, 9, 11]
 
 
@@ -232,21 +317,21 @@ def test_a_replay_runs_on_the_recorded_device_and_checks_a_given_stream(monkeypa
                            lambda *a: lambda s: events.append(("launch", s))):
         rep = host.Replay(Call(), ("out",), None, named, {"x": 0x1000},
                           fops(alloc, lambda like: 5, lambda: on["here"], 1))
-    rep.fire(named, {"x": 0x1000}, {}, None)
+    rep.fire((x, None), (0x1000, None), (), None)
     assert events == [("alloc", (2, 64)), ("launch", 5)]
     events.clear()
     on["here"] = False
-    rep.fire(named, {"x": 0x1000}, {}, None)
+    rep.fire((x, None), (0x1000, None), (), None)
     assert events == [("enter", 1), ("alloc", (2, 64)), ("launch", 5), ("exit", 1)]
     events.clear()
     stream_dev[0x40] = 1  # a stream of the arrays' device: taken
-    rep.fire(named, {"x": 0x1000}, {}, types.SimpleNamespace(ptr=0x40))
+    rep.fire((x, None), (0x1000, None), (), types.SimpleNamespace(ptr=0x40))
     assert events[-2:] == [("launch", 0x40), ("exit", 1)]
     events.clear()
     stream_dev[0x50] = 0  # a stream of another device: refused before anything happens
     with pytest.raises(NbkernelsError, match="stream: is a stream of GPU 0, but the arrays are "
                                              "on GPU 1"):
-        rep.fire(named, {"x": 0x1000}, {}, types.SimpleNamespace(ptr=0x50))
+        rep.fire((x, None), (0x1000, None), (), types.SimpleNamespace(ptr=0x50))
     assert events == []
 
 
@@ -605,20 +690,25 @@ def test_row_replay_declines_an_out_meeting_an_input_unlike_the_recorded_call():
     ops = fops(None, lambda like: 0)  # nothing allocated
     with mock.patch.object(launch, "bind", lambda *a: lambda s: launched.append(s)):
         named = {"x": x, "weight": w, "out": out}
-        rep = host.Replay(Call(), ("out",), None, named, host.fast_key("t", named, ())[1], ops)
-        assert rep(named, {"x": 0x10000, "weight": 0x20000, "out": 0x30000}, {}, None) is out
+        rep = host.Replay(Call(), ("out",), None, named, _by_name(named), ops)
+        args = (x, w, out)
+        assert rep(args, (0x10000, 0x20000, 0x30000), (), None) is out
         for o in (0x10000 + 256, 0x10000 - 256, 0x20000 - 1024, 0x20000 - 2044):
-            assert rep(named, {"x": 0x10000, "weight": 0x20000, "out": o}, {},
-                       None) is repeat.DECLINED, hex(o)
-        assert rep(named, {"x": 0x10000, "weight": 0x20000, "out": 0x20000 + 256}, {},
-                   None) is out  # right after the weight
+            assert rep(args, (0x10000, 0x20000, o), (), None) is repeat.DECLINED, hex(o)
+        assert rep(args, (0x10000, 0x20000, 0x20000 + 256), (), None) is out  # after the weight
         assert len(launched) == 2
         # recorded in place (out is x): replays in place, declines a shifted out
         named = {"x": x, "weight": w, "out": x}
-        rep = host.Replay(Call(), ("out",), None, named, host.fast_key("t", named, ())[1], ops)
-        assert rep(named, {"x": 0x50000, "weight": 0x20000, "out": 0x50000}, {}, None) is x
-        assert rep(named, {"x": 0x50000, "weight": 0x20000, "out": 0x50100}, {},
-                   None) is repeat.DECLINED
+        rep = host.Replay(Call(), ("out",), None, named, _by_name(named), ops)
+        args = (x, w, x)
+        assert rep(args, (0x50000, 0x20000, 0x50000), (), None) is x
+        assert rep(args, (0x50000, 0x20000, 0x50100), (), None) is repeat.DECLINED
+
+
+def _by_name(named):
+    """The full path's pointers by name of a call on ``named`` (host.by_name after a key)."""
+    key_fn = host.key_function("t", tuple(named))
+    return host.by_name(key_fn, tuple(named.values()), key_fn(tuple(named.values()), ())[1])[1]
 
 
 def test_split_tail_replay_fields_are_the_kernels_workspace_flags_and_nonce():
@@ -733,10 +823,10 @@ def test_row_replay_allocates_from_a_given_streams_pool_and_the_current_one_othe
     monkeypatch.setattr(repeat, "on_stream", Ctx)
     with mock.patch.object(launch, "bind", lambda *a: lambda s: events.append(("launch", s))):
         rep = host.Replay(Call(), ("out",), None, named, {"x": 0x1000}, fops(alloc, lambda l: 5))
-    assert rep.fire(named, {"x": 0x1000}, {}, None) is made
+    assert rep.fire((x, None), (0x1000, None), (), None) is made
     assert events == [("alloc", x), ("launch", 5)]
     events.clear()
-    assert rep.fire(named, {"x": 0x1000}, {}, 9) is made
+    assert rep.fire((x, None), (0x1000, None), (), 9) is made
     assert events == [("enter", x, 9), ("alloc", x), ("exit", x, 9), ("launch", 9)]
 
 
@@ -755,12 +845,17 @@ def test_row_ops_take_a_recorded_replay_first_and_hand_it_the_stream(monkeypatch
         "softmax": ({"x": x, "out": None}, (None,)),
         "swiglu": ({"gate": x, "up": x, "out": None}, (None,)),
     }[op]
-    key, ptrs = host.fast_key(op, named, extra)
+    import importlib
+
+    key_fn = importlib.import_module(f"nbkernels.rows.{op}_kernel")._KEY
+    assert key_fn.names == tuple(named)
+    key, ptrs = key_fn(tuple(named.values()), extra)
+    assert key[0] == (op, "cupy")  # the generated key: FakeCupy is read as CuPy here
     fired = []
 
     class Rep:
-        def fire(self, named, ptrs, scalars, stream):
-            fired.append((ptrs, scalars, stream))
+        def fire(self, args, ptrs, scalars, stream):
+            fired.append((args, ptrs, scalars, stream))
             return "result"
 
     monkeypatch.setitem(host._FAST, key, Rep())
@@ -769,8 +864,9 @@ def test_row_ops_take_a_recorded_replay_first_and_hand_it_the_stream(monkeypatch
     args = {"rms_norm": (x, w), "layer_norm": (x, w, w), "softmax": (x,), "swiglu": (x, x)}[op]
     fn = getattr(nbkernels, op)
     assert fn(*args) == "result" and fn(*args, stream=7) == "result"
-    scalars = {"eps": 1e-6} if op == "rms_norm" else {"eps": 1e-5} if op == "layer_norm" else {}
-    assert fired == [(ptrs, scalars, None), (ptrs, scalars, 7)]
+    scalars = (1e-6,) if op == "rms_norm" else (1e-5,) if op == "layer_norm" else ()
+    arrays_ = tuple(named.values())
+    assert fired == [(arrays_, ptrs, scalars, None), (arrays_, ptrs, scalars, 7)]
 
 
 # --- arguments passed by value (launch.by_value_ptx, the sm90a kernel's tensor maps) ----------
@@ -883,3 +979,65 @@ def test_map_cache_gives_each_pair_its_own_bytes_and_encodes_only_what_moved(mon
     for pa in range(64, 64 + 16 * (wk.MapCache.REMEMBERED + 10), 16):
         assert ctypes.string_at(cache.host_ptr(pa, 32), 256) == want(pa, 32)
     assert ctypes.string_at(cache.host_ptr(16, 32), 256) == want(16, 32)
+
+
+def test_cupy_replay_writes_its_framework_calls_and_launch_inline(monkeypatch):
+    """On CuPy the generated replay calls CuPy's device query, allocator, stream query and
+    launch wrapper itself (perf-notes h9: one Python frame less each), with what the
+    functions it replaces would have passed: the device check picks the branch, the output
+    comes from ``ndarray`` (inside the recorded device's scope where another is current),
+    the launch gets the bound grid, block, shared memory, argument block and the current
+    stream, and a failed launch is the bound launch's typed error."""
+    import types
+
+    current = {"device": 1}
+    launched, events = [], []
+
+    def ndarray(shape, dtype):
+        events.append(("ndarray", tuple(shape)))
+        return FakeCupy(shape, dtype, ptr=0x9000)
+
+    def launch_kernel(*a):
+        if a[0] == 0xBAD:
+            raise RuntimeError("CUDA_ERROR_INVALID_VALUE")
+        launched.append(a[:9] + ([s.value for s in packed.slots],) + a[10:])
+
+    fake = types.SimpleNamespace(ndarray=ndarray, cuda=types.SimpleNamespace(
+        runtime=types.SimpleNamespace(getDevice=lambda: current["device"]),
+        Device=recording_device(events), get_current_stream=lambda: types.SimpleNamespace(
+            ptr=0x77), driver=types.SimpleNamespace(launchKernel=launch_kernel)))
+    monkeypatch.setitem(repeat._mods, "cupy", fake)
+    monkeypatch.setitem(__import__("sys").modules, "cupy", fake)
+    monkeypatch.setattr(repeat, "_OPS", {})
+    monkeypatch.setattr(arrays, "DeviceScope", recording_device(events))
+    monkeypatch.setattr(repeat, "on_stream", recording_context([]))  # (CuPy's stream pools)
+    monkeypatch.setattr(arrays, "stream_device", lambda h: 1)
+    ops = repeat.framework_ops(repeat.CUPY, 1)
+    packed = launch.PackedArgs([0, 0, 0.0], [launch.VOIDP, launch.VOIDP, launch.F32])
+
+    def recorded(handle):
+        class Call:
+            launches = [((None, handle), (3, 1, 1), (128, 1, 1), 4096, packed,
+                         [(0, "x"), (1, "out"), (2, "eps")])]
+            allocs = [("out", (2, 64), np.dtype(np.float32))]
+        x = FakeCupy((2, 64), ptr=0x1000, device=1)
+        return host.Replay(Call(), ("out",), None, {"x": x, "out": None}, {"x": 0x1000}, ops,
+                           ("eps",)), x
+
+    rep, x = recorded(0x1234)
+    for call in ("here(", "alloc(", "current(", "go0("):
+        assert call not in rep.source, call
+    got = rep.fire((x, None), (0x1000, None), (0.5,), None)
+    assert got.data.ptr == 0x9000 and events == [("ndarray", (2, 64))]
+    addr = packed.address
+    assert launched == [(0x1234, 3, 1, 1, 128, 1, 1, 4096, 0x77, [0x1000, 0x9000, 0.5], 0)]
+    assert rep.fire((x, None), (0x1000, None), (0.5,), 0x40) is not None
+    assert launched[-1][8] == 0x40  # a given stream
+    events.clear()
+    current["device"] = 0  # another GPU is current: the recorded device's scope around it all
+    rep.fire((x, None), (0x1000, None), (0.5,), None)
+    assert events == [("enter", 1), ("ndarray", (2, 64)), ("exit", 1)]
+    assert addr == packed.address
+    bad, _ = recorded(0xBAD)
+    with pytest.raises(NbkernelsError, match="cuLaunchKernel failed: CUDA_ERROR_INVALID_VALUE"):
+        bad.fire((x, None), (0x1000, None), (0.5,), None)

@@ -68,7 +68,10 @@ def main():
     if not CALLS:  # the recorded repeat calls, to time their pieces apart
         from nbkernels.matmul import fast
 
-        rkey, rptrs = host.fast_key("rms_norm", named, (float, None))
+        from nbkernels.rows.rms_norm_kernel import _KEY as rows_key
+
+        rargs = tuple(named.values())
+        rkey, rptrs = rows_key(rargs, (float, None))
         rrep = host._FAST[rkey]
         gkey, gptrs = fast.key_of(a, b, None, c, 1, 0, None, None, None)
         glz = fast._FAST[gkey]
@@ -103,11 +106,10 @@ def main():
         ("repeat.EnvSwitches(2 names).values()", lambda: host._SWITCHES.values()),
         ("replay allocation (CuPy)", lambda: cupy_alloc(x, (1, 4096), BF16)),
         ("repeat.stream_handle (CuPy)", lambda: repeat.stream_handle(x)),
-        ("rows fast_key (x, w, out)",
-         lambda: host.fast_key("rms_norm", named, (float, None))),
+        ("rows key (x, w, out)", lambda: rows_key(rargs, (float, None))),
         ("hash(rows key)", lambda: hash(rkey)),
         ("rows key lookup (host._FAST.get)", lambda: host._FAST.get(rkey)),
-        ("rows replay, launch included", lambda: rrep(named, dict(rptrs), {"eps": 1e-6}, None)),
+        ("rows replay, launch included", lambda: rrep(rargs, rptrs, (1e-6,), None)),
         ("gemm key_of (a, b, out)", lambda: fast.key_of(a, b, None, c, 1, 0, None, None,
                                                           None)),
         ("gemm launcher, launch included", lambda: glz(gptrs, a, None, c, 1, 0, None)),

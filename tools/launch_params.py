@@ -67,7 +67,11 @@ def main():
     for _ in range(3):  # the third call replays
         nbkernels.rms_norm(x, w, out=out)
     named = {"x": x, "weight": w, "residual": None, "out": out, "residual_out": None}
-    key, _ = host.fast_key("rms_norm", named, (float, None))
+    from nbkernels.rows import rms_norm_kernel
+
+    key_fn = getattr(rms_norm_kernel, "_KEY", None)  # the generated key since session 45
+    key = key_fn(tuple(named.values()), (float, None))[0] if key_fn else \
+        host.fast_key("rms_norm", named, (float, None))[0]
     go = host._FAST[key].fire.__globals__["go0"]
     raw = cupy.RawKernel('extern "C" __global__ void nbk_empty(float* p) {}', "nbk_empty")
     buf = cupy.empty(1, cupy.float32)
@@ -75,8 +79,8 @@ def main():
         print(f"empty launch, CuPy RawKernel: {per_call(lambda: raw((1,), (32,), (buf,))):.2f} us")
         print(f"rms_norm replay's bound launch (53 parameters): {per_call(lambda: go(stream)):.2f}"
               " us")
-        print(f"rms_norm 1x4096 bf16 out=: {per_call(lambda: nbkernels.rms_norm(x, w, out=out)):.2f}"
-              " us")
+        t = per_call(lambda: nbkernels.rms_norm(x, w, out=out))
+        print(f"rms_norm 1x4096 bf16 out=: {t:.2f} us")
     print("| parameters | kernelParams us | extra buffer us |")
     print("| --- | --- | --- |")
     for k, (count, a, b) in enumerate(rows):

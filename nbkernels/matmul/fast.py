@@ -106,11 +106,12 @@ class Launcher:
                                              0 if self.c_like_out else None)
         allocs = []  # with stream=, from that stream's pool (repeat.alloc_source)
         if self.out_shape is not None:
-            allocs.append("out, pd = alloc(like, *OUT)")
+            allocs.append(repeat.alloc_statement(ns, "out", "pd", "OUT"))
         if self.workspace is not None:  # stream-ordered pool allocations, freed on return
-            allocs.append("work, pw = alloc(like, *WS)")
+            allocs.append(repeat.alloc_statement(ns, "work", "pw", "WS"))
         if self.streamk is not None:  # split tail: partial sums, flags
-            allocs += ["work, pw = alloc(like, *SKW)", "flags, pf = alloc(like, *SKF)"]
+            allocs += [repeat.alloc_statement(ns, "work", "pw", "SKW"),
+                       repeat.alloc_statement(ns, "flags", "pf", "SKF")]
         lines += repeat.alloc_source(ns, allocs)
         if self.streamk is not None:  # this call's nonce
             lines.append("    nonce = int(new_nonce())")

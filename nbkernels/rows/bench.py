@@ -293,33 +293,53 @@ def host_overhead(calls=20000):
                      [(4, "x"), (20, "weight"), (60, "eps")])]
         allocs = [("out", (64, 4096), np.dtype(np.float32))]
 
+    from .rms_norm_kernel import _KEY, rms_norm
+
     x, w = Fake((64, 4096), np.float32, 1 << 20), Fake((4096,), np.float32, 1 << 24)
     named = {"x": x, "weight": w, "residual": None, "out": None, "residual_out": None}
+    args = tuple(named.values())
     out = Fake((64, 4096), np.float32, 1 << 28)
     res = {}
-    # (alloc, current, here, device)
+    def ndarray(shape, dtype):  # CuPy's allocator, device and stream queries, launch wrapper
+        return out
+
+    def device():
+        return 0
+
+    def stream():
+        return Mem(0)
+
+    def launch_kernel(*args):
+        return None
+
+    # (alloc, current, here, device), with CuPy's inline forms (repeat.framework_ops)
     ops = (lambda like, shape, dtype: (out, 1 << 28), lambda like: 0, lambda: True, 0)
-    with mock.patch.dict(repeat._KINDS, {Fake: repeat.CUPY}), \
-            mock.patch.object(launch, "bind", lambda *a: lambda stream: None):
-        rep = host.Replay(Call(), ("out",), None, named, {"x": 1, "weight": 2}, ops)
-        for name, fn in [
-            ("fast_key", lambda: host.fast_key("rms_norm", named, (float, None))),
-            ("replay", lambda: rep.fire(named, {"x": 1, "weight": 2}, {"eps": 1e-6}, None)),
-            ("key + lookup + replay", lambda: _repeat(host, named, rep)),
-        ]:
-            for _ in range(1000):
-                fn()
-            t0 = time.perf_counter()
-            for _ in range(calls):
-                fn()
-            res[name] = (time.perf_counter() - t0) / calls * 1e6
+    ops[0].inline = ("{m} = cupy_ndarray(*{spec}); {p} = {m}.data.ptr",
+                     {"cupy_ndarray": ndarray})
+    ops[1].inline = ("cupy_stream().ptr", {"cupy_stream": stream})
+    ops[2].inline = ("cupy_device() == 0", {"cupy_device": device})
+
+    def bind(fn, grid, block, smem, packed):
+        go = lambda stream: None  # noqa: E731
+        go.direct = (launch_kernel, 1, *grid, *block, smem, 0)
+        return go
+
+    with repeat.read_as_cupy(Fake), mock.patch.object(launch, "bind", bind):
+        rep = host.Replay(Call(), ("out",), None, named, {"x": 1, "weight": 2}, ops, ("eps",))
+        key, ptrs = _KEY(args, (float, None))
+        with mock.patch.dict(host._FAST, {key: rep}):
+            for name, fn in [
+                ("key", lambda: _KEY(args, (float, None))),
+                ("replay", lambda: rep.fire(args, ptrs, (1e-6,), None)),
+                ("rms_norm call", lambda: rms_norm(x, w)),
+            ]:
+                for _ in range(1000):
+                    fn()
+                t0 = time.perf_counter()
+                for _ in range(calls):
+                    fn()
+                res[name] = (time.perf_counter() - t0) / calls * 1e6
     return res
-
-
-def _repeat(host, named, rep):
-    key, ptrs = host.fast_key("rms_norm", named, (float, None))
-    host._FAST.get(key)
-    return rep.fire(named, ptrs, {"eps": 1e-6}, None)
 
 
 def main(argv=None):

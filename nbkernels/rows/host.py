@@ -534,61 +534,116 @@ _FAST_LOCK = threading.Lock()
 _SWITCHES = repeat.EnvSwitches("NBKERNELS_ROW_VARIANT", "NBKERNELS_ROWS_LOOP")
 
 
-def fast_key(who, named: dict, extra):
-    """A key for a call whose arrays are all CuPy arrays or CUDA torch tensors, with the
-    arguments' data pointers; (None, None) otherwise. Equal pointers (in-place calls) are
-    part of the key, so a replay aliases exactly what the recorded call aliased."""
-    descs, ptrs = [], {}
-    desc, kinds, cupy_kind = repeat.desc, repeat._KINDS, repeat.CUPY
-    for name, x in named.items():
+def fast_key(who, names, args, extra):
+    """A key for a call whose arrays (``args``, in the order of ``names``; None where absent)
+    are all CuPy arrays or CUDA torch tensors, and their data pointers in that order (None
+    where absent); (None, None) otherwise. Equal pointers (in-place calls) are part of the
+    key, so a replay aliases exactly what the recorded call aliased. The general form, for
+    torch tensors and mixed calls; a call on CuPy arrays alone takes its op's generated key
+    (:func:`key_function`)."""
+    descs, ptrs = [], []
+    desc = repeat.desc
+    for x in args:
         if x is None:
             descs.append(None)
-            continue
-        if kinds.get(type(x)) == cupy_kind:  # repeat.desc's CuPy branch, without its call
-            mem = x.data
-            p = ptrs[name] = mem.ptr
-            descs.append((cupy_kind, x.dtype, x.shape, x.strides, p & 15, mem.device_id))
+            ptrs.append(None)
             continue
         d = desc(x)
         if d is None:
             return None, None
         descs.append(d[0])
-        ptrs[name] = d[1]
+        ptrs.append(d[1])
+    present = [p for p in ptrs if p is not None]
     alias = ()
-    if len(set(ptrs.values())) < len(ptrs):  # an in-place call: which arguments share memory
-        alias = tuple(sorted((a, b) for a in ptrs for b in ptrs if a < b and ptrs[a] == ptrs[b]))
-    return (who, tuple(descs), alias, extra, _SWITCHES.values(),
-            _TARGET.arch), ptrs
+    if len(set(present)) < len(present):  # an in-place call: which arguments share memory
+        alias = tuple((names[i], names[j]) for i in range(len(ptrs))
+                      for j in range(i + 1, len(ptrs))
+                      if ptrs[i] is not None and ptrs[i] == ptrs[j])
+    return (who, tuple(descs), alias, extra, _SWITCHES.values(), _TARGET.arch), tuple(ptrs)
+
+
+def key_function(who: str, names: tuple, scalars: tuple = ()):
+    """``key(args, extra) -> (key, pointers)`` for one row op whose arrays are ``names`` (in
+    the order its ``args`` tuple holds them, None where absent), generated as straight-line
+    code (perf-notes h9): where every array given is a CuPy array, its key reads each one's
+    dtype, shape, strides, pointer alignment and device inline, and compares every two
+    pointers (an in-place call gets another key); anything else goes to :func:`fast_key`.
+    What its key holds is what fast_key's holds, as one flat tuple. ``scalars``: the names of
+    the scalars the op's replays take, in the order its calls pass them."""
+    n = len(names)
+    src = ["def key(args, extra):"]
+    src.append(f"    {', '.join(f'a{i}' for i in range(n))}, = args")
+    for i in range(n):
+        src += [f"    if a{i} is None:", f"        k{i} = p{i} = None",
+                f"    elif type(a{i}) in CUPY_TYPES:", f"        m = a{i}.data",
+                f"        p{i} = m.ptr",
+                f"        k{i} = (a{i}.dtype, a{i}.shape, a{i}.strides, p{i} & 15, m.device_id)",
+                "    else:", "        return other(args, extra)"]
+    same = "".join(f"p{i} == p{j}, " for i in range(n) for j in range(i + 1, n))
+    src.append(f"    return (WHO, {''.join(f'k{i}, ' for i in range(n))}{same}extra, switches(), "
+               f"target.arch), ({''.join(f'p{i}, ' for i in range(n))})")
+
+    cupy_types = repeat.CUPY_TYPES  # one set, read by the generated test and by other()
+
+    def other(args, extra):
+        """Arrays of a type not yet seen (classified now: a CuPy array's next call takes the
+        generated key) or not CuPy arrays (the general key)."""
+        for a in args:
+            if a is not None:
+                repeat.kind_of(a)  # a CuPy array type joins cupy_types
+        if all(a is None or type(a) in cupy_types for a in args):
+            return key(args, extra)
+        return fast_key(who, names, args, extra)
+
+    ns = {"CUPY_TYPES": cupy_types, "WHO": (who, "cupy"), "switches": _SWITCHES.values,
+          "target": _TARGET, "other": other}
+    exec("\n".join(src) + "\n", ns)  # noqa: S102  (generated from the op's argument names)
+    key = ns["key"]
+    key.names, key.scalars, key.source = tuple(names), tuple(scalars), "\n".join(src)
+    return key
+
+
+def by_name(key_fn, args, ptrs):
+    """The full path's ``(named, ptrs)`` of a call that did not replay: its arrays by name,
+    and the data pointers of those given by name (None for a call no key covers)."""
+    named = dict(zip(key_fn.names, args))
+    if ptrs is None:
+        return named, None
+    return named, {k: p for k, p in zip(key_fn.names, ptrs) if p is not None}
 
 
 class Replay:
     """The launches of one recorded call, replayed with new pointers and scalars by a function
     generated for it (:attr:`fire`, straight-line Python: perf-notes h4). Per call this is the
-    whole Python work of a repeat call after :func:`fast_key`: check the outputs' overlap
-    with the other arrays (:func:`_guards`), allocate the outputs, write the changed fields
-    into the packed arguments, launch. ``ops``: the framework's ``(alloc, current, here,
-    device)`` (:func:`repeat.framework_ops`; a call on another GPU than the current one runs
-    there: :func:`repeat.device_source`)."""
+    whole Python work of a repeat call after its key (:func:`key_function`): check the
+    outputs' overlap with the other arrays (:func:`_guards`), allocate the outputs, write the
+    changed fields into the packed arguments, launch. ``ops``: the framework's ``(alloc,
+    current, here, device)`` (:func:`repeat.framework_ops`; a call on another GPU than the
+    current one runs there: :func:`repeat.device_source`). It is called with the arrays and
+    their pointers as tuples in the order of ``named`` (the op's argument names) and the op's
+    scalars as a tuple in the order ``scalars`` names them."""
 
-    def __init__(self, call: Call, result_names, wrap, named, ptrs, ops):
+    def __init__(self, call: Call, result_names, wrap, named, ptrs, ops, scalars=()):
         self.lock = threading.Lock()  # the argument blocks are shared by every thread
         made = {tag for tag, _, _ in call.allocs}
         ns = {"lock": self.lock, "alloc": ops[0], "current": ops[1], "DECLINED": repeat.DECLINED,
               "wrap": wrap}
 
+        at = {name: k for k, name in enumerate(named)}  # the call's tuples hold them in order
+
         def value(tag):  # where a field's value comes from in this call
-            return f"p_{tag}" if tag in made else f"ptrs[{tag!r}]" if tag in ptrs else \
-                f"scalars[{tag!r}]"
+            return f"p_{tag}" if tag in made else f"ptrs[{at[tag]}]" if tag in ptrs else \
+                f"scalars[{scalars.index(tag)}]"
 
         src = []
         for o, checks in _guards(named, ptrs, result_names):  # outs meeting arrays: declined
             for i, lo, hi, recorded in checks:
-                src += repeat.guard_source(f"ptrs[{o!r}]", f"ptrs[{i!r}]", lo, hi, recorded)
-        src.append(f"    like = named[{next(iter(named))!r}]")  # x or gate: never None
+                src += repeat.guard_source(f"ptrs[{at[o]}]", f"ptrs[{at[i]}]", lo, hi, recorded)
+        src.append("    like = args[0]")  # x or gate: never None
         allocs = []
         for k, (tag, shape, dtype) in enumerate(call.allocs):
             ns[f"A{k}"] = (shape, dtype)
-            allocs.append(f"m_{tag}, p_{tag} = alloc(like, *A{k})")
+            allocs.append(repeat.alloc_statement(ns, f"m_{tag}", f"p_{tag}", f"A{k}"))
         src += repeat.alloc_source(ns, allocs)  # with stream=: from that stream's pool
         launches = []  # written and launched (the driver copies them) under the lock
         for fn, grid, block, smem, packed, fields in call.launches:
@@ -598,15 +653,15 @@ class Replay:
                 writes.append((packed.slots[i], value(tag) + (f" + {off}" if off else "")))
             launches.append((launch.bind(fn, grid, block, smem, packed), writes))
         src += repeat.launch_source(ns, launches)
-        res = [f"m_{n}" if n in made else f"named[{n!r}]" for n in result_names]
+        res = [f"m_{n}" if n in made else f"args[{at[n]}]" for n in result_names]
         src.append(f"    return {res[0]}" if len(res) == 1 else
                    f"    return wrap([{', '.join(res)}])" if wrap else
                    f"    return ({', '.join(res)},)")
         self.fire, self.source = repeat.compile_replay(repeat.device_source(
-            ns, ops, "def fire(named, ptrs, scalars, stream):", src), ns)
+            ns, ops, "def fire(args, ptrs, scalars, stream):", src), ns)
 
-    def __call__(self, named, ptrs, scalars, stream):
-        return self.fire(named, ptrs, scalars, stream)
+    def __call__(self, args, ptrs, scalars, stream):
+        return self.fire(args, ptrs, scalars, stream)
 
 
 def _guards(named: dict, ptrs: dict, result_names):
@@ -638,15 +693,17 @@ def _guards(named: dict, ptrs: dict, result_names):
     return tuple(guards)
 
 
-def remember(key, call: Call, result_names, named: dict, ptrs: dict, wrap=None):
+def remember(key, call: Call, result_names, named: dict, ptrs: dict, wrap=None, scalars=()):
+    """Keep ``call``'s launches as the replay of ``key`` (its arrays ``named``, their pointers
+    ``ptrs`` by name, the op's scalar names ``scalars``: :func:`key_function`)."""
     if key is None or call.sim or not call.replayable or not call.launches:
         return
     with _FAST_LOCK:
         if len(_FAST) > 512:
             _FAST.clear()
-        first = next(d for d in key[1] if d is not None)  # repeat.desc's key of x (or gate)
+        first = repeat.desc(next(iter(named.values())))[0]  # x (or gate): framework, device
         _FAST[key] = Replay(call, result_names, wrap, named, ptrs,
-                            repeat.framework_ops(first[0], first[5]))
+                            repeat.framework_ops(first[0], first[5]), scalars)
 
 
 def run_phases(call: Call, kernel, sig, cfg: cfgmod.RowConfig, rows: int, nstat: int, args,

@@ -334,6 +334,7 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
 
 SIG = (host.BYTES,) * 4 + (types.int64,) * 4 + (types.float32,) + (types.int64,) * 4 + \
     (host.F32_BUF,)
+_KEY = host.key_function("layer_norm", ("x", "weight", "bias", "out"), ("eps",))
 
 
 def layer_norm(x, weight=None, bias=None, eps=1e-5, *, out=None, stream=None, config=None):
@@ -346,14 +347,15 @@ def layer_norm(x, weight=None, bias=None, eps=1e-5, *, out=None, stream=None, co
     E[x^2] - E[x]^2. ``out`` may be ``x``. ``config`` (a :class:`RowConfig`) or env
     ``NBKERNELS_ROW_VARIANT`` forces a layout.
     """
-    named = {"x": x, "weight": weight, "bias": bias, "out": out}
-    key, ptrs = host.fast_key("layer_norm", named, (type(eps), config))
+    args = (x, weight, bias, out)
+    key, ptrs = _KEY(args, (type(eps), config))
     if key is not None:
         rep = host._FAST.get(key)
         if rep is not None:
-            res = rep.fire(named, ptrs, {"eps": float(eps)}, stream)
+            res = rep.fire(args, ptrs, (float(eps),), stream)
             if res is not repeat.DECLINED:
                 return res
+    named, ptrs = host.by_name(_KEY, args, ptrs)
     return _layer_norm(x, weight, bias, eps, out=out, stream=stream, config=config,
                        named=named, key=key, ptrs=ptrs)
 
@@ -387,5 +389,5 @@ def _layer_norm(x, weight, bias, eps, *, out, stream=None, config, named, key, p
             "eps", None, None, None, None)
     host.run_phases(call, kern, SIG, cfg, X.rows, NSTAT, args, tags,
                     ("layer_norm", X.kind, wk, bk, hw, W is not None, B is not None))
-    host.remember(key, call, ("out",), named, ptrs)
+    host.remember(key, call, ("out",), named, ptrs, scalars=_KEY.scalars)
     return call.finish(Y)

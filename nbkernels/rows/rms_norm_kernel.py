@@ -222,6 +222,8 @@ def build(kind: str, wkind: str, sm80: bool, resid: bool, per_thread: int = PER_
 
 SIG = (host.BYTES,) * 5 + (types.int64,) * 6 + (types.float32,) + (types.int64,) * 4 + \
     (host.F32_BUF,)
+_KEY = host.key_function("rms_norm", ("x", "weight", "residual", "out", "residual_out"),
+                         ("eps",))
 
 
 def wide(n: int, config) -> bool:
@@ -248,15 +250,15 @@ def rms_norm(x, weight, eps=1e-6, *, residual=None, out=None, residual_out=None,
     without a residual on sm_80+, a config's ``per_thread=64`` picks the build whose threads
     hold 64 elements (by default rows of 4097-8192 on GPUs with the H200's DRAM an SM).
     """
-    named = {"x": x, "weight": weight, "residual": residual, "out": out,
-             "residual_out": residual_out}
-    key, ptrs = host.fast_key("rms_norm", named, (type(eps), config))
+    args = (x, weight, residual, out, residual_out)
+    key, ptrs = _KEY(args, (type(eps), config))
     if key is not None:
         rep = host._FAST.get(key)
         if rep is not None:
-            res = rep.fire(named, ptrs, {"eps": float(eps)}, stream)
+            res = rep.fire(args, ptrs, (float(eps),), stream)
             if res is not repeat.DECLINED:
                 return res
+    named, ptrs = host.by_name(_KEY, args, ptrs)
     return _rms_norm(x, weight, eps, residual=residual, out=out, residual_out=residual_out,
                      stream=stream, config=config, named=named, key=key, ptrs=ptrs)
 
@@ -299,7 +301,7 @@ def _rms_norm(x, weight, eps, *, residual, out, residual_out, stream=None, confi
     host.run_phases(call, kern, SIG, cfg, X.rows, NSTAT, args, tags,
                     ("rms_norm", X.kind, W.kind, hw, R is not None, P))
     host.remember(key, call, ("out", "residual_out") if R is not None else ("out",), named,
-                  ptrs, NormWithResidual._make if R is not None else None)
+                  ptrs, NormWithResidual._make if R is not None else None, _KEY.scalars)
     if R is not None:
         return NormWithResidual(*call.finish(Y, H))
     return call.finish(Y)

@@ -160,6 +160,7 @@ def build(kind: str, sm80: bool):
 
 
 SIG = (host.BYTES,) * 2 + (types.int64,) * 8 + (host.F32_BUF,)
+_KEY = host.key_function("softmax", ("x", "out"))
 
 
 def softmax(x, axis=-1, *, out=None, stream=None, config=None):
@@ -176,14 +177,15 @@ def softmax(x, axis=-1, *, out=None, stream=None, config=None):
     axis = int(axis) % max(ndim, 1)
     if ndim and axis != ndim - 1:
         return _other_axis(x, axis, out, stream, config)
-    named = {"x": x, "out": out}
-    key, ptrs = host.fast_key("softmax", named, (config,))
+    args = (x, out)
+    key, ptrs = _KEY(args, (config,))
     if key is not None:
         rep = host._FAST.get(key)
         if rep is not None:
-            res = rep.fire(named, ptrs, {}, stream)
+            res = rep.fire(args, ptrs, (), stream)
             if res is not repeat.DECLINED:
                 return res
+    named, ptrs = host.by_name(_KEY, args, ptrs)
     return _softmax(x, out=out, stream=stream, config=config, named=named, key=key, ptrs=ptrs)
 
 

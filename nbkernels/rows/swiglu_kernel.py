@@ -109,6 +109,7 @@ def build(kind: str, sm80: bool):
 
 
 SIG = (host.BYTES,) * 3 + (types.int64,) * 8
+_KEY = host.key_function("swiglu", ("gate", "up", "out"))
 
 
 def _halves(x):
@@ -126,14 +127,15 @@ def swiglu(gate, up=None, *, out=None, stream=None, config=None):
     """``silu(gate) * up``. With ``up`` None, ``gate`` holds ``[gate | up]`` along its last
     axis (length 2d) and the result has length d. float16, bfloat16 or float32 (both inputs
     alike), computed in float32; ``out`` may be ``gate`` or ``up``."""
-    named = {"gate": gate, "up": up, "out": out}
-    key, ptrs = host.fast_key("swiglu", named, (config,))
+    args = (gate, up, out)
+    key, ptrs = _KEY(args, (config,))
     if key is not None:
         rep = host._FAST.get(key)
         if rep is not None:
-            res = rep.fire(named, ptrs, {}, stream)
+            res = rep.fire(args, ptrs, (), stream)
             if res is not repeat.DECLINED:
                 return res
+    named, ptrs = host.by_name(_KEY, args, ptrs)
     return _swiglu(gate, up, out=out, stream=stream, config=config, named=named, key=key,
                    ptrs=ptrs)
 
