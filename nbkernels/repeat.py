@@ -30,8 +30,10 @@ from .arrays import current_stream_handle, torch_dtype_of
 
 OTHER, CUPY, TORCH = 0, 1, 2
 _KINDS: dict = {}  # array type -> OTHER / CUPY / TORCH
-#: the array types classified CUPY: the row ops' generated keys read these inline (perf-notes h9)
+#: the array types classified CUPY and TORCH: the row ops' generated keys read these inline
+#: (perf-notes h9)
 CUPY_TYPES: set = set()
+TORCH_TYPES: set = set()
 _mods: dict = {}  # "cupy", "torch" -> the module, once an array of it was seen
 
 
@@ -49,6 +51,7 @@ def _classify(t) -> int:
 
         if issubclass(t, torch.Tensor):
             _mods["torch"], kind = torch, TORCH
+            TORCH_TYPES.add(t)
             _mods["torch_raw_stream"] = getattr(torch._C, "_cuda_getCurrentRawStream", None)
     if len(_KINDS) > 64:
         _KINDS.clear()

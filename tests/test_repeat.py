@@ -84,18 +84,47 @@ def test_desc_keys_what_a_launch_depends_on():
         assert repeat.desc(other)[0] != base[0]
 
 
-def test_row_key_reads_cupy_arrays_as_desc_does():
-    """Both row keys read a CuPy array's descriptor as ``repeat.desc`` does, which the
-    replay's overlap checks read again: the general one (``fast_key``) through it, the
-    generated one (``key_function``, perf-notes h9) inline, field for field."""
+class FakeTorch:
+    """The attributes repeat.desc reads from a torch tensor."""
+
+    def __init__(self, shape, ptr=1 << 20, device=0, cuda=True, stride=None):
+        self.shape, self.dtype, self.is_cuda = tuple(shape), "torch.bfloat16", cuda
+        self._stride = stride or tuple(int(np.prod(shape[i + 1:])) for i in range(len(shape)))
+        self._ptr, self._device = ptr, device
+
+    def data_ptr(self):
+        return self._ptr
+
+    def stride(self):
+        return self._stride
+
+    def get_device(self):
+        return self._device
+
+
+@pytest.fixture
+def fake_torch():
+    repeat._KINDS[FakeTorch] = repeat.TORCH
+    repeat.TORCH_TYPES.add(FakeTorch)
+    yield
+    repeat._KINDS.pop(FakeTorch, None)
+    repeat.TORCH_TYPES.discard(FakeTorch)
+
+
+def test_row_key_reads_each_array_as_desc_does(fake_torch):
+    """The generated row key (``key_function``, perf-notes h9) reads each CuPy array and
+    CUDA torch tensor inline into what ``repeat.desc`` gives, field for field (the replay's
+    overlap checks read desc again), and declines anything else."""
     arrays = [FakeCupy((4, 64)), FakeCupy((4, 64), np.float16, ptr=(1 << 20) + 8, device=1),
-              FakeCupy((4, 64), strides=(512, 4))]
+              FakeCupy((4, 64), strides=(512, 4)), FakeTorch((4, 64)),
+              FakeTorch((4, 64), ptr=(1 << 20) + 2, device=2, stride=(128, 1))]
     key_fn = host.key_function("t", ("x", "out"))
     for x in arrays:
-        key, ptrs = host.fast_key("t", ("x", "out"), (x, None), ())
-        assert key[1] == (repeat.desc(x)[0], None) and ptrs == (repeat.desc(x)[1], None)
-        flat, fptrs = key_fn((x, None), ())
-        assert (repeat.CUPY,) + flat[1] == repeat.desc(x)[0] and fptrs == ptrs
+        key, ptrs = key_fn((x, None), ())
+        assert key[1:3] == (repeat.desc(x)[0], None) and ptrs == (repeat.desc(x)[1], None)
+    for other in (np.zeros((4, 64)), FakeTorch((4, 64), cuda=False), [1, 2]):
+        assert key_fn((other, None), ()) == (None, None)
+        assert key_fn((FakeCupy((4, 64)), other), ()) == (None, None)
 
 
 #: calls of one op (x, weight, out) that differ from the first in one thing a launch depends on
@@ -122,19 +151,18 @@ _VARIANTS = {
 }
 
 
-def test_generated_and_general_row_keys_tell_the_same_calls_apart():
-    """The generated key (CuPy arrays) and the general one are equal for exactly the same
-    pairs of calls: only new pointers keep a key; every field of every array, which arrays
-    are given and which share memory each give another."""
+def test_row_key_tells_calls_apart_by_all_but_their_pointers(fake_torch):
+    """Two calls share a key exactly when they differ in nothing but their pointers: every
+    field of every array, which arrays are given, which share memory and the framework each
+    give another key."""
     key_fn = host.key_function("t", ("x", "weight", "out"))
-    names = key_fn.names
-    flat = {k: key_fn(make(), (float,))[0] for k, make in _VARIANTS.items()}
-    general = {k: host.fast_key("t", names, make(), (float,))[0] for k, make in _VARIANTS.items()}
-    for a in _VARIANTS:
-        for b in _VARIANTS:
+    variants = dict(_VARIANTS, torch=lambda: (FakeTorch((8, 64)), FakeCupy((64,), ptr=1 << 24),
+                                              FakeCupy((8, 64), ptr=1 << 28)))
+    keys = {k: key_fn(make(), (float,))[0] for k, make in variants.items()}
+    for a in variants:
+        for b in variants:
             same = a == b or {a, b} == {"base", "other pointers"}
-            assert (flat[a] == flat[b]) is same and (general[a] == general[b]) is same, (a, b)
-    assert key_fn((FakeCupy((8, 64)), np.zeros(64), None), (float,)) == (None, None)
+            assert (keys[a] == keys[b]) is same, (a, b)
 
 
 def test_desc_declines_everything_else():
@@ -168,14 +196,9 @@ def test_env_switches_follow_a_replaced_environ(monkeypatch):
     assert sw.values() == ("x",)
 
 
-@pytest.mark.parametrize("form", ["generated", "general"])
-def test_row_key_changes_with_switches_aliasing_and_target(monkeypatch, form):
+def test_row_key_changes_with_switches_aliasing_and_target(monkeypatch):
     monkeypatch.delenv("NBKERNELS_ROWS_LOOP", raising=False)
-    names = ("x", "weight", "out")
-    key_fn = host.key_function("rms_norm", names)
-    if form == "general":
-        def key_fn(args, extra):
-            return host.fast_key("rms_norm", names, args, extra)
+    key_fn = host.key_function("rms_norm", ("x", "weight", "out"))
     x, w, out = FakeCupy((8, 64)), FakeCupy((64,), ptr=1 << 24), FakeCupy((8, 64), ptr=1 << 28)
     args = (x, w, out)
     key, ptrs = key_fn(args, (float, None))
@@ -192,40 +215,33 @@ def test_row_key_changes_with_switches_aliasing_and_target(monkeypatch, form):
     assert key_fn((x, np.zeros(64), None), (float, None)) == (None, None)
 
 
-def test_generated_row_key_classifies_a_new_type_and_keeps_the_general_key_for_others():
-    """An array type the keys have not seen is classified on its first call (a CuPy array's
-    call then gets the generated key); a torch-like or mixed call keeps the general key."""
-    class Fresh(FakeCupy):
+@pytest.mark.parametrize("kind", ["cupy", "torch"])
+def test_row_key_classifies_an_array_type_on_its_first_call(kind):
+    """An array type no call has shown yet is classified once (``repeat.kind_of``, which
+    files CuPy and torch types in the sets the key reads) and the call gets the key it would
+    have had; its later calls are read inline."""
+    class Fresh(FakeCupy if kind == "cupy" else FakeTorch):
         pass
 
     key_fn = host.key_function("t", ("x", "out"))
     x = Fresh((4, 64))
     classified = []
+    types_ = repeat.CUPY_TYPES if kind == "cupy" else repeat.TORCH_TYPES
 
     def classify(t):
         classified.append(t)
-        repeat._KINDS[t] = repeat.CUPY
-        repeat.CUPY_TYPES.add(t)
-        return repeat.CUPY
+        repeat._KINDS[t] = repeat.CUPY if kind == "cupy" else repeat.TORCH
+        return repeat._KINDS[t]
 
     try:
         with mock.patch.object(repeat, "_classify", classify):
             key, ptrs = key_fn((x, None), ())
-        assert classified == [Fresh] and key[0] == ("t", "cupy") and ptrs == (1 << 20, None)
-        assert key_fn((x, None), ()) == (key, ptrs)  # now read inline, the same key
+            assert classified == [Fresh] and Fresh in types_ and ptrs == (1 << 20, None)
+            assert key_fn((x, None), ()) == (key, ptrs) and classified == [Fresh]
+        assert key[1] == repeat.desc(x)[0]
     finally:
         repeat._KINDS.pop(Fresh, None)
-        repeat.CUPY_TYPES.discard(Fresh)
-
-    class Torchish:
-        pass
-
-    other = Torchish()
-    with mock.patch.object(repeat, "desc", lambda a: (("T",), 0x500) if a is other else
-                           (("C",), 0x600)), \
-            mock.patch.dict(repeat._KINDS, {Torchish: repeat.TORCH}):
-        key, ptrs = key_fn((FakeCupy((4, 64)), other), ())
-    assert key[0] == "t" and key[1] == (("C",), ("T",)) and ptrs == (0x600, 0x500)
+        types_.discard(Fresh)
 
 
 def test_replay_writes_each_calls_pointers_scalars_and_outputs():
@@ -850,7 +866,7 @@ def test_row_ops_take_a_recorded_replay_first_and_hand_it_the_stream(monkeypatch
     key_fn = importlib.import_module(f"nbkernels.rows.{op}_kernel")._KEY
     assert key_fn.names == tuple(named)
     key, ptrs = key_fn(tuple(named.values()), extra)
-    assert key[0] == (op, "cupy")  # the generated key: FakeCupy is read as CuPy here
+    assert key[0] == op and key[1] == repeat.desc(x)[0]  # FakeCupy is read as CuPy here
     fired = []
 
     class Rep:

@@ -534,69 +534,53 @@ _FAST_LOCK = threading.Lock()
 _SWITCHES = repeat.EnvSwitches("NBKERNELS_ROW_VARIANT", "NBKERNELS_ROWS_LOOP")
 
 
-def fast_key(who, names, args, extra):
-    """A key for a call whose arrays (``args``, in the order of ``names``; None where absent)
-    are all CuPy arrays or CUDA torch tensors, and their data pointers in that order (None
-    where absent); (None, None) otherwise. Equal pointers (in-place calls) are part of the
-    key, so a replay aliases exactly what the recorded call aliased. The general form, for
-    torch tensors and mixed calls; a call on CuPy arrays alone takes its op's generated key
-    (:func:`key_function`)."""
-    descs, ptrs = [], []
-    desc = repeat.desc
-    for x in args:
-        if x is None:
-            descs.append(None)
-            ptrs.append(None)
-            continue
-        d = desc(x)
-        if d is None:
-            return None, None
-        descs.append(d[0])
-        ptrs.append(d[1])
-    present = [p for p in ptrs if p is not None]
-    alias = ()
-    if len(set(present)) < len(present):  # an in-place call: which arguments share memory
-        alias = tuple((names[i], names[j]) for i in range(len(ptrs))
-                      for j in range(i + 1, len(ptrs))
-                      if ptrs[i] is not None and ptrs[i] == ptrs[j])
-    return (who, tuple(descs), alias, extra, _SWITCHES.values(), _TARGET.arch), tuple(ptrs)
-
-
 def key_function(who: str, names: tuple, scalars: tuple = ()):
     """``key(args, extra) -> (key, pointers)`` for one row op whose arrays are ``names`` (in
-    the order its ``args`` tuple holds them, None where absent), generated as straight-line
-    code (perf-notes h9): where every array given is a CuPy array, its key reads each one's
-    dtype, shape, strides, pointer alignment and device inline, and compares every two
-    pointers (an in-place call gets another key); anything else goes to :func:`fast_key`.
-    What its key holds is what fast_key's holds, as one flat tuple. ``scalars``: the names of
-    the scalars the op's replays take, in the order its calls pass them."""
+    the order its ``args`` tuple holds them, None where absent): a key for a call whose
+    arrays are all CuPy arrays or CUDA torch tensors, and their data pointers in that order
+    (None where absent); ``(None, None)`` for any other call. Generated once per op as
+    straight-line code (perf-notes h9): each array's part is its :func:`repeat.desc` key
+    (framework, dtype, shape, strides, pointer alignment, device) read inline, and every two
+    pointers are compared, so an in-place call gets its own key and a replay aliases exactly
+    what the recorded call aliased. ``extra``: what else the op's launch depends on (eps's
+    type, a config); the row ops' switches and target arch join it. ``scalars``: the names
+    of the scalars the op's replays take, in the order its calls pass them."""
     n = len(names)
-    src = ["def key(args, extra):"]
-    src.append(f"    {', '.join(f'a{i}' for i in range(n))}, = args")
+    src = ["def key(args, extra):", f"    {''.join(f'a{i}, ' for i in range(n))}= args"]
     for i in range(n):
-        src += [f"    if a{i} is None:", f"        k{i} = p{i} = None",
-                f"    elif type(a{i}) in CUPY_TYPES:", f"        m = a{i}.data",
+        a = f"a{i}"
+        src += [f"    if {a} is None:", f"        k{i} = p{i} = None",
+                f"    elif type({a}) in CUPY_TYPES:", f"        m = {a}.data",
                 f"        p{i} = m.ptr",
-                f"        k{i} = (a{i}.dtype, a{i}.shape, a{i}.strides, p{i} & 15, m.device_id)",
+                f"        k{i} = ({repeat.CUPY}, {a}.dtype, {a}.shape, {a}.strides, p{i} & 15, "
+                "m.device_id)",
+                f"    elif type({a}) in TORCH_TYPES and {a}.is_cuda:",
+                f"        p{i} = {a}.data_ptr()",
+                f"        k{i} = ({repeat.TORCH}, {a}.dtype, {a}.shape, {a}.stride(), p{i} & 15, "
+                f"{a}.get_device())",
                 "    else:", "        return other(args, extra)"]
     same = "".join(f"p{i} == p{j}, " for i in range(n) for j in range(i + 1, n))
     src.append(f"    return (WHO, {''.join(f'k{i}, ' for i in range(n))}{same}extra, switches(), "
                f"target.arch), ({''.join(f'p{i}, ' for i in range(n))})")
-
-    cupy_types = repeat.CUPY_TYPES  # one set, read by the generated test and by other()
+    cupy_types, torch_types = repeat.CUPY_TYPES, repeat.TORCH_TYPES  # the sets key reads
 
     def other(args, extra):
-        """Arrays of a type not yet seen (classified now: a CuPy array's next call takes the
-        generated key) or not CuPy arrays (the general key)."""
+        """A call key did not read: an array of a type not classified yet (classified now,
+        then read by key), or one that is neither a CuPy array nor a CUDA torch tensor."""
         for a in args:
-            if a is not None:
-                repeat.kind_of(a)  # a CuPy array type joins cupy_types
-        if all(a is None or type(a) in cupy_types for a in args):
-            return key(args, extra)
-        return fast_key(who, names, args, extra)
+            if a is None or type(a) in cupy_types:
+                continue
+            kind = repeat.kind_of(a) if type(a) not in torch_types else repeat.TORCH
+            if kind == repeat.CUPY:
+                cupy_types.add(type(a))
+            elif kind == repeat.TORCH and a.is_cuda:
+                torch_types.add(type(a))
+            else:
+                return None, None
+        return key(args, extra)
 
-    ns = {"CUPY_TYPES": cupy_types, "WHO": (who, "cupy"), "switches": _SWITCHES.values,
-          "target": _TARGET, "other": other}
+    ns = {"CUPY_TYPES": cupy_types, "TORCH_TYPES": torch_types, "WHO": who,
+          "switches": _SWITCHES.values, "target": _TARGET, "other": other}
     exec("\n".join(src) + "\n", ns)  # noqa: S102  (generated from the op's argument names)
     key = ns["key"]
     key.names, key.scalars, key.source = tuple(names), tuple(scalars), "\n".join(src)
@@ -677,7 +661,7 @@ def _guards(named: dict, ptrs: dict, result_names):
     if not outs:
         return ()
     spans = {}
-    for n in names:  # CuPy arrays or torch tensors (fast_key gave the key): strides from desc
+    for n in names:  # CuPy arrays or torch tensors (the key read them): strides from desc
         kind, dtype, shape, strides = repeat.desc(named[n])[0][:4]
         spans[n] = arrays.span(shape, strides, 1 if kind == repeat.CUPY else dtype.itemsize)
     guards = []
