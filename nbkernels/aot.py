@@ -74,6 +74,7 @@ class Row:
     spill_stores: int | None = None
     spill_loads: int | None = None
     stack: int | None = None
+    barriers: int | None = None  # named barriers a block takes (the assembler's count)
     tensor_ops: list = field(default_factory=list)
     seconds: float = 0.0
     problems: list = field(default_factory=list)
@@ -83,9 +84,21 @@ def families(names=None) -> list:
     return [importlib.import_module(n) for n in (names or FAMILIES)]
 
 
-def verdict(row: Row, tensor_op: str | None, loop_spills=False, loop_locals=None) -> list:
-    """What makes an assembled variant a failure: spills, local memory inside a loop, or a
-    missing tensor-core instruction. ``loop_spills`` False: any spill fails; a count (a variant
+def verdict(row: Row, tensor_op: str | None, loop_spills=False, loop_locals=None,
+            barriers: int | None = None) -> list:
+    """What makes an assembled variant a failure: spills, local memory inside a loop, a
+    missing tensor-core instruction, or more named barriers than the kernel declares
+    (``barriers``: its ``nbk_barriers``, which the row kernels' residency estimate counts;
+    None: not checked)."""
+    problems = _verdict(row, tensor_op, loop_spills, loop_locals)
+    if barriers is not None and (row.barriers or 0) > barriers:
+        problems.append(f"uses {row.barriers} named barriers a block, declares {barriers} "
+                        f"(nbk_barriers): its resident blocks would be overestimated")
+    return problems
+
+
+def _verdict(row: Row, tensor_op: str | None, loop_spills=False, loop_locals=None) -> list:
+    """Spills, local memory inside a loop, or a missing tensor-core instruction. ``loop_spills`` False: any spill fails; a count (a variant
     that accepts spills outside loops): spill instructions inside a loop fail it, none do not;
     None: its SASS could not be read, so where its spills sit is unknown and they fail it.
     ``loop_locals``: local-memory instructions inside loops (None: SASS not read). Without
@@ -136,7 +149,7 @@ def _assemble_nvjitlink(ptx: str, arch: Arch):
     num = toolchain._first_int
     return toolchain.Assembled(arch, bytes(cubin), num("registers", text), num("shared", text),
                                num("spill_st", text), num("spill_ld", text), num("stack", text),
-                               text)
+                               text, num("barriers", text))
 
 
 def shares_front_end(built_for: Arch, arch: Arch, needs=()) -> bool:
@@ -232,6 +245,7 @@ def compile_variant(v: Variant, arch_name: str, out_dir: str | None, assembler: 
             _assemble_nvjitlink(ptx, arch)
         row.registers, row.static_smem, row.stack = asm.registers, asm.shared_bytes, asm.stack_bytes
         row.spill_stores, row.spill_loads = asm.spill_stores, asm.spill_loads
+        row.barriers = asm.barriers
         loop_spills, loop_locals = (None if v.spills_outside_loops else False), None
         if stem:
             stem.with_suffix(".cubin").write_bytes(asm.cubin)
@@ -247,7 +261,8 @@ def compile_variant(v: Variant, arch_name: str, out_dir: str | None, assembler: 
         except Exception as e:  # no nvdisasm: registers and spills still count
             row.tensor_ops = None
             row.problems.append(f"SASS not read: {e}")
-        bad = verdict(row, v.tensor_op, loop_spills, loop_locals)
+        bad = verdict(row, v.tensor_op, loop_spills, loop_locals,
+                      getattr(pyfunc, "nbk_barriers", None))
         if bad:
             row.status, row.problems = "FAIL", bad + row.problems
     except Exception as e:

@@ -71,6 +71,7 @@ class Assembled:
     spill_loads: int
     stack_bytes: int
     log: str
+    barriers: int = 0  # named barriers a block takes (ptxas -v: "used N barriers")
 
 
 _RES = {
@@ -79,6 +80,7 @@ _RES = {
     "stack": re.compile(r"(\d+) bytes stack frame"),
     "spill_st": re.compile(r"(\d+) bytes spill stores"),
     "spill_ld": re.compile(r"(\d+) bytes spill loads"),
+    "barriers": re.compile(r"used (\d+) barriers"),
 }
 
 
@@ -110,6 +112,7 @@ def assemble(ptx: str, arch, ptxas: Path | None = None) -> Assembled:
     return Assembled(
         arch, cubin, _first_int("registers", log), _first_int("shared", log),
         _first_int("spill_st", log), _first_int("spill_ld", log), _first_int("stack", log), log,
+        _first_int("barriers", log),
     )
 
 

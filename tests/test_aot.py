@@ -102,6 +102,22 @@ def test_verdict_rules():
         aot.verdict(stacked, None, False, 12)[0]
     assert aot.verdict(stacked, None, False, 0) == []  # used outside loops only
     assert aot.verdict(stacked, None, False, None) == []  # SASS not read: no judgment
+    # named barriers: no more than the kernel declares (the row planner counts them)
+    barred = aot.Row("x", "sm_90a", registers=128, spill_stores=0, spill_loads=0, barriers=16,
+                     tensor_ops=[])
+    assert aot.verdict(barred, None, barriers=16) == []
+    assert "uses 16 named barriers a block, declares 1" in aot.verdict(barred, None,
+                                                                        barriers=1)[0]
+    assert aot.verdict(barred, None) == []  # declared nowhere: not checked
+
+
+def test_assembler_log_gives_the_named_barriers():
+    from nbkernels import toolchain
+
+    log = "ptxas info    : Used 128 registers, used 16 barriers, 384 bytes smem"
+    assert toolchain._first_int("barriers", log) == 16
+    assert toolchain._first_int("registers", log) == 128
+    assert toolchain._first_int("barriers", "ptxas info : Used 40 registers") == 0
 
 
 SASS_WITH_LOOP = """

@@ -33,6 +33,16 @@ def test_resident_blocks(threads, regs, smem, lim, want, why):
     assert resident_blocks(threads, regs, smem, lim) == want, why
 
 
+@pytest.mark.parametrize("threads, barriers, want", [
+    (32, 1, 32), (32, 2, 32), (32, 3, 21), (64, 5, 12), (32, 6, 10), (128, 8, 8),
+    (32, 12, 5), (32, 16, 4), (128, 16, 4), (128, 1, 16),
+])
+def test_resident_blocks_by_named_barriers(threads, barriers, want):
+    """An SM's 64 named barriers shared out whole: the driver's occupancy query on the H200
+    for kernels of 1-16 barriers (session 45, run D; tools/barrier_occupancy.py)."""
+    assert resident_blocks(threads, 16, 0, H200, barriers) == want
+
+
 def plan(cfg, items=8192, regs=62, static=128, row_bytes=64, vec_bytes=64, lim=H200,
          max_smem=MAX_SMEM, mode=None, fallback=None):
     return plan_loop(cfg, items, 132, lim, regs, static, row_bytes, vec_bytes, max_smem, mode,
@@ -288,6 +298,13 @@ def test_row_groups_share_float32_vectors_where_that_keeps_more_resident():
     # the warp layout's 4 groups a block share one copy too
     assert plan_loop(RowConfig("warp", 32, 4), 8192, 132, H200, 64, 128, 128, 512, MAX_SMEM,
                      "1", 2, None, shared=True)[2] == 128 * 128 + 32 * 512
+    # the shared build's 16 named barriers (ids computed at run time) hold 4 blocks an SM
+    # where shared memory alone would allow 6
+    warp = (RowConfig("warp", 32, 4), 8192, 132, H200, 64, 128, 128, 512, MAX_SMEM, "1", 2, None)
+    assert plan_loop(*warp, shared=True)[0] == 6 * 132
+    assert plan_loop(*warp, shared=True, barriers=16)[0] == 4 * 132
+    assert shared_groups(RowConfig("block", 64), H200, 128, 128, 128, 512, MAX_SMEM,
+                         barriers=16) == 2  # rows of 4096: 4 groups alone, 8 in pairs
 
 
 def test_layer_norm_shares_vectors_only_in_float32_beside_16_bits():
@@ -298,6 +315,9 @@ def test_layer_norm_shares_vectors_only_in_float32_beside_16_bits():
     assert not build("f16", "f16", "f32", True, True, True).nbk_vec_shared  # a 16-bit weight
     assert not build("bf16", "f32", "f32", True, False, False).nbk_vec_shared
     assert not build("bf16", "bf16", "bf16", True, True, True).nbk_vec_shared
+    # what the planner counts: the shared build's run-time barrier ids take all 16
+    assert build("bf16", "f32", "f32", True, True, True).nbk_barriers == 16
+    assert build("bf16", "bf16", "bf16", True, True, True).nbk_barriers == 1
     assert not build("f32", "f32", "f32", True, True, True).nbk_vec_shared
     assert not build("f16", "f32", "f32", False, True, True).nbk_vec_shared  # Turing
 

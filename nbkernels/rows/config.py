@@ -155,23 +155,32 @@ class SmLimits:
     smem_granule: int = 128
     reg_granule: int = 256  # registers are allocated per warp in units of this
     partitions: int = 4  # an SM's registers are split among its warp schedulers
+    #: named barriers an SM holds for its blocks; a block takes as many as its kernel uses
+    #: (ptxas's "used N barriers": 16 where an id is computed at run time). The driver's
+    #: occupancy query on the H200 gives min(32, 64 // N) blocks (session 45, run D:
+    #: tools/barrier_occupancy.py, N = 1 ... 16); other archs' pools not measured
+    barriers: int = 64
     #: the GPU's peak DRAM bandwidth divided by its SMs, GB/s (0: unknown); picks the layout
     #: of short blocks (:func:`layout_mode`)
     dram_gbps_per_sm: float = 0.0
 
 
-def resident_blocks(threads: int, regs: int, smem: int, lim: SmLimits = SmLimits()) -> int:
-    """Blocks of ``threads`` threads, ``regs`` registers per thread and ``smem`` bytes of
-    shared memory (static + dynamic) that one SM runs at once: the CUDA occupancy
-    calculator's rule (registers go to warps in 256-register units, per scheduler partition;
-    shared memory in 128-byte units plus the per-block reserve). 0 if one does not fit."""
+def resident_blocks(threads: int, regs: int, smem: int, lim: SmLimits = SmLimits(),
+                    barriers: int = 1) -> int:
+    """Blocks of ``threads`` threads, ``regs`` registers per thread, ``smem`` bytes of
+    shared memory (static + dynamic) and ``barriers`` named barriers (the kernel's
+    ``nbk_barriers``) that one SM runs at once: the CUDA occupancy calculator's rule
+    (registers go to warps in 256-register units, per scheduler partition; shared memory in
+    128-byte units plus the per-block reserve; the SM's barriers shared out whole). 0 if one
+    does not fit."""
     warps = -(-threads // 32)
     per_warp = -(-regs * 32 // lim.reg_granule) * lim.reg_granule
     by_regs = (lim.registers // lim.partitions // per_warp) * lim.partitions // warps \
         if per_warp else lim.blocks
     per_block = -(-(smem + lim.reserved_smem) // lim.smem_granule) * lim.smem_granule
     by_smem = lim.smem // per_block
-    return max(0, min(lim.blocks, lim.threads // (warps * 32), by_regs, by_smem))
+    by_barriers = lim.barriers // max(1, barriers)
+    return max(0, min(lim.blocks, lim.threads // (warps * 32), by_regs, by_smem, by_barriers))
 
 
 #: Block layouts take their rows in row order, by the GPU's peak DRAM bandwidth per SM
@@ -222,12 +231,14 @@ def layout_mode(cfg: RowConfig, lim: SmLimits, own: str | None = None) -> str | 
 
 
 def shared_groups(cfg: RowConfig, lim: SmLimits, regs: int, static_smem: int, row_bytes: int,
-                  vec_bytes: int, max_smem: int, most: int = MAX_THREADS) -> int:
+                  vec_bytes: int, max_smem: int, most: int = MAX_THREADS,
+                  barriers: int = 1) -> int:
     """Row groups a block holds where they share one staged copy of the vectors (a kernel's
     ``nbk_vec_shared``, perf-notes r35): the count (1, 2, 4, ...; blocks of at most ``most``
     threads) that keeps the most groups resident on an SM with one buffer each, the fewest
     on a tie. 1 for the warp layout, whose blocks hold ``rows_per_block`` groups already. A
-    group meets on named barrier 1 + its first warp: that warp is at most 14."""
+    group meets on named barrier 1 + its first warp: that warp is at most 14. ``barriers``:
+    the named barriers a block of the kernel takes (:func:`resident_blocks`)."""
     if cfg.variant != "block":
         return 1
     best, best_g, g = 0, 1, 1
@@ -235,7 +246,7 @@ def shared_groups(cfg: RowConfig, lim: SmLimits, regs: int, static_smem: int, ro
         smem = cfg.threads * (g * row_bytes + vec_bytes) + static_smem
         if smem > max_smem:
             break
-        n = g * resident_blocks(cfg.threads * g, regs, smem, lim)
+        n = g * resident_blocks(cfg.threads * g, regs, smem, lim, barriers)
         if n > best:
             best, best_g = n, g
         g *= 2
@@ -245,7 +256,7 @@ def shared_groups(cfg: RowConfig, lim: SmLimits, regs: int, static_smem: int, ro
 def plan_loop(cfg: RowConfig, items: int, sms: int, lim: SmLimits, regs: int, static_smem: int,
               row_bytes: int, vec_bytes: int, max_smem: int, mode: str | None = None,
               max_buffers: int = 4, fallback: str | None = None, pairs_as=None,
-              shared: bool = False, groups: int = 1):
+              shared: bool = False, groups: int = 1, barriers: int = 1):
     """(blocks, buffers, dynamic shared memory) for ``items`` row groups (or chunks) in the
     looping layout ``cfg``. A thread stages ``row_bytes`` per buffer and ``vec_bytes`` once
     (weight, bias). A ring of :data:`AUTO_BUFFERS` (2) where it fits in a block and leaves
@@ -264,7 +275,8 @@ def plan_loop(cfg: RowConfig, items: int, sms: int, lim: SmLimits, regs: int, st
     ``max_smem``: the per-block opt-in limit, which ``static_smem`` + the dynamic size must
     respect. ``shared``: the block's groups share one copy of the vectors (``vec_bytes`` for
     one group's threads), and a block layout's blocks hold ``groups`` row groups each
-    (:func:`shared_groups`): ``items`` (row groups of ``cfg``) go ``groups`` to a block."""
+    (:func:`shared_groups`): ``items`` (row groups of ``cfg``) go ``groups`` to a block.
+    ``barriers``: the named barriers a block takes (:func:`resident_blocks`)."""
     block = cfg.threads * cfg.rows_per_block * groups
     items = -(-items // groups)  # blocks' worth
 
@@ -277,7 +289,7 @@ def plan_loop(cfg: RowConfig, items: int, sms: int, lim: SmLimits, regs: int, st
         return smem(nbuf) + static_smem <= max_smem  # static + dynamic: the per-block limit
 
     def resident(nbuf):
-        return resident_blocks(block, regs, smem(nbuf) + static_smem, lim)
+        return resident_blocks(block, regs, smem(nbuf) + static_smem, lim, barriers)
 
     if mode == "pairs" and not (cfg.blocks or cfg.buffers):
         k, b = pairs_as or (2, 2)

@@ -430,7 +430,8 @@ class Call:
         groups = 1
         if shared:
             groups = cfgmod.shared_groups(cfg, sm_limits(), regs, static, kernel.nbk_row_bytes,
-                                          kernel.nbk_vec_bytes, device_limits()[1])
+                                          kernel.nbk_vec_bytes, device_limits()[1],
+                                          barriers=barriers_of(kernel))
             if groups > 1 and not os.environ.get("NBKERNELS_ROWS_LOOP"):
                 # blocks that loop over the rows with one buffer a group stage the shared
                 # vectors once for the launch; the pairs staged them every four rows, and a
@@ -442,7 +443,7 @@ class Call:
                          regs=regs if info else None)
         rec = self.launch(kernel, sig, grid, block, args(nbuf), tags, key_parts, smem)
         if info is None and rec is not None:
-            _KERNEL_INFO[ikey] = _function_info(rec[0][1])
+            _KERNEL_INFO[ikey] = _function_info(rec[0][1]) + (barriers_of(kernel),)
             self.replayable = False
 
     def finish(self, *outs: Rows):
@@ -712,7 +713,8 @@ def run_phases(call: Call, kernel, sig, cfg: cfgmod.RowConfig, rows: int, nstat:
 
 
 # --- how many blocks stay resident ------------------------------------------------------------
-_KERNEL_INFO: dict = {}  # (id(kernel), arch, device) -> (registers, static smem, CUfunction)
+#: (id(kernel), arch, device) -> (registers, static smem, CUfunction, named barriers)
+_KERNEL_INFO: dict = {}
 _SM_LIMITS: dict = {}
 #: The last planned loop launch (benchmarks print it): who, blocks, threads, buffers, smem,
 #: regs (None on a kernel's first launch, planned with a guess of 64).
@@ -729,7 +731,13 @@ def plan(kernel, cfg: cfgmod.RowConfig, items: int, regs: int, static: int, mode
                             kernel.nbk_vec_bytes, max_smem, mode,
                             getattr(kernel, "nbk_max_buffers", 4), fallback,
                             pairs_as(kernel, cfg), getattr(kernel, "nbk_vec_shared", False),
-                            groups)
+                            groups, barriers_of(kernel))
+
+
+def barriers_of(kernel) -> int:
+    """Named barriers a block of ``kernel`` takes (its ``nbk_barriers``, checked against the
+    assembler's count by ``nbkernels compile``; 1, ``bar.sync 0``, where it declares none)."""
+    return getattr(kernel, "nbk_barriers", 1)
 
 
 def pairs_as(kernel, cfg: cfgmod.RowConfig):

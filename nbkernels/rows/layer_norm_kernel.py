@@ -314,6 +314,9 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
     layer_norm_kernel.nbk_launch_bounds = (MAX_THREADS, 1)
     layer_norm_kernel.nbk_max_buffers = MAX_BUFFERS
     layer_norm_kernel.nbk_vec_shared = SHARED  # the vectors staged once a block (make_loop)
+    # the groups' own barriers (bar_sync, ids 1 + the group's first warp, computed at run
+    # time): ptxas reserves all 16, and an SM holds 64 (config.SmLimits.barriers): 4 blocks
+    layer_norm_kernel.nbk_barriers = 16 if SHARED else 1
     # blocks of several rows where the plan takes pairs (above 30 GB/s of DRAM an SM: the
     # H200), whatever resident blocks they cost, by block size: (rows a block, buffers)
     # (perf-notes r22, r24, r25; two or three samples each, % of copy against the plan before):
