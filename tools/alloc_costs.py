@@ -3,27 +3,13 @@ perf-notes h10). Times, per call of a tight loop (median of 5 loops of 2000 afte
 as tools/host_parts.py), the ways CuPy and torch can make a 1 x 4096 output like the input
 of a small row call, beside the replays' own allocation (``repeat.framework_ops``), in two
 rounds. ``python tools/alloc_costs.py``"""
-import statistics
-import time
-
 import cupy
 import numpy as np
 
 from nbkernels import repeat
 from nbkernels.arrays import BF16
 
-
-def per_call(fn, n=2000):
-    for _ in range(200):
-        fn()
-    runs = []
-    for _ in range(5):
-        t0 = time.perf_counter()
-        for _ in range(n):
-            fn()
-        runs.append((time.perf_counter() - t0) / n * 1e6)
-    cupy.cuda.get_current_stream().synchronize()
-    return statistics.median(runs)
+from host_parts import per_call  # tools/ (the script's own directory)
 
 
 def main():

@@ -9,8 +9,6 @@ and as one packed buffer through ``extra`` (``CU_LAUNCH_PARAM_BUFFER_POINTER``),
 recorded rms_norm replay's own bound launch beside them. ``python tools/launch_params.py``
 """
 import ctypes
-import statistics
-import time
 
 import cupy
 import numpy as np
@@ -19,21 +17,9 @@ import nbkernels
 from nbkernels.arrays import BF16
 from nbkernels.rows import host
 
+from host_parts import per_call  # tools/ (the script's own directory)
+
 COUNTS = (1, 16, 32, 53, 64)
-
-
-def per_call(fn, n=2000):
-    for _ in range(200):
-        fn()
-    cupy.cuda.get_current_stream().synchronize()
-    runs = []
-    for _ in range(5):
-        t0 = time.perf_counter()
-        for _ in range(n):
-            fn()
-        cupy.cuda.get_current_stream().synchronize()
-        runs.append((time.perf_counter() - t0) / n * 1e6)
-    return statistics.median(runs)
 
 
 def kernel(count):
