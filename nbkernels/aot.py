@@ -87,24 +87,16 @@ def families(names=None) -> list:
 def verdict(row: Row, tensor_op: str | None, loop_spills=False, loop_locals=None,
             barriers: int | None = None) -> list:
     """What makes an assembled variant a failure: spills, local memory inside a loop, a
-    missing tensor-core instruction, or more named barriers than the kernel declares
-    (``barriers``: its ``nbk_barriers``, which the row kernels' residency estimate counts;
-    None: not checked)."""
-    problems = _verdict(row, tensor_op, loop_spills, loop_locals)
-    if barriers is not None and (row.barriers or 0) > barriers:
-        problems.append(f"uses {row.barriers} named barriers a block, declares {barriers} "
-                        f"(nbk_barriers): its resident blocks would be overestimated")
-    return problems
-
-
-def _verdict(row: Row, tensor_op: str | None, loop_spills=False, loop_locals=None) -> list:
-    """Spills, local memory inside a loop, or a missing tensor-core instruction. ``loop_spills`` False: any spill fails; a count (a variant
+    missing tensor-core instruction, or more named barriers than the kernel declares.
+    ``loop_spills`` False: any spill fails; a count (a variant
     that accepts spills outside loops): spill instructions inside a loop fail it, none do not;
     None: its SASS could not be read, so where its spills sit is unknown and they fail it.
     ``loop_locals``: local-memory instructions inside loops (None: SASS not read). Without
     spills, a stack frame with any of them is an array the compiler could not keep in
     registers, read and written every iteration (rows/layer_norm on sm_75 had one unnoticed:
-    perf-notes r13); a stack frame used outside loops only passes."""
+    perf-notes r13); a stack frame used outside loops only passes. ``barriers``: the
+    kernel's ``nbk_barriers``, which the row kernels' residency estimate counts (perf-notes
+    r37; None: not checked)."""
     problems = []
     spilled = (row.spill_stores or 0) or (row.spill_loads or 0)
     accepted = loop_spills is not False and loop_spills == 0  # (False == 0 in Python)
@@ -118,6 +110,9 @@ def _verdict(row: Row, tensor_op: str | None, loop_spills=False, loop_locals=Non
     if tensor_op and row.tensor_ops is not None and \
             not any(op.split(".")[0] == tensor_op for op in row.tensor_ops):
         problems.append(f"no {tensor_op} instruction in the SASS")
+    if barriers is not None and (row.barriers or 0) > barriers:
+        problems.append(f"uses {row.barriers} named barriers a block, declares {barriers} "
+                        f"(nbk_barriers): its resident blocks would be overestimated")
     return problems
 
 
