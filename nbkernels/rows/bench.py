@@ -266,13 +266,17 @@ def _line(r, modes=("auto",)):
 
 
 def host_overhead(calls=20000):
-    """Python time per repeat call (key, replay, allocation, launch) on fake CuPy arrays, with
-    the allocation and the driver launch replaced by stubs: what the replay path itself
-    costs, measurable without a GPU. Returns microseconds per call by op."""
+    """Python time per repeat call (key, replay, allocation, launch) on fake CuPy arrays: the
+    real repeat path (the generated key, the replay ``host.remember`` builds with
+    ``repeat.framework_ops`` and ``launch.bind``) around a stand-in CuPy module whose
+    allocator, device and stream queries and ``launchKernel`` do nothing: what the replay path
+    itself costs, measurable without a GPU. Returns microseconds per call by piece."""
+    import types
     from unittest import mock
 
     from .. import launch, repeat
     from . import host
+    from .rms_norm_kernel import _KEY, rms_norm
 
     class Mem:
         def __init__(self, ptr):
@@ -285,60 +289,39 @@ def host_overhead(calls=20000):
                                  for i in range(len(shape)))
             self.data = Mem(ptr)
 
-    class Packed:
-        slots = [launch.F32() if i == 60 else launch.VOIDP() for i in range(64)]
+    x, w = Fake((64, 4096), np.float32, 1 << 20), Fake((4096,), np.float32, 1 << 24)
+    out, stream = Fake((64, 4096), np.float32, 1 << 28), Mem(0)
+    cupy = types.SimpleNamespace(ndarray=lambda shape, dtype: out, cuda=types.SimpleNamespace(
+        runtime=types.SimpleNamespace(getDevice=lambda: 0), Device=None,
+        get_current_stream=lambda: stream))
+    packed = launch.PackedArgs([0] * 60 + [0.0], [launch.VOIDP] * 60 + [launch.F32])
 
     class Call:  # what a recorded call leaves behind
-        launches = [(None, (264, 1, 1), (256, 1, 1), 49152, Packed(),
-                     [(4, "x"), (20, "weight"), (60, "eps")])]
+        launches = [((None, 0x1234), (264, 1, 1), (256, 1, 1), 49152, packed,
+                     [(4, "x"), (20, "weight"), (32, "out"), (60, "eps")])]
         allocs = [("out", (64, 4096), np.dtype(np.float32))]
+        sim, replayable = False, True
 
-    from .rms_norm_kernel import _KEY, rms_norm
-
-    x, w = Fake((64, 4096), np.float32, 1 << 20), Fake((4096,), np.float32, 1 << 24)
-    named = {"x": x, "weight": w, "residual": None, "out": None, "residual_out": None}
-    args = tuple(named.values())
-    out = Fake((64, 4096), np.float32, 1 << 28)
+    args = (x, w, None, None, None)
     res = {}
-    def ndarray(shape, dtype):  # CuPy's allocator, device and stream queries, launch wrapper
-        return out
-
-    def device():
-        return 0
-
-    def stream():
-        return Mem(0)
-
-    def launch_kernel(*args):
-        return None
-
-    # (alloc, current, here, device), with CuPy's inline forms (repeat.framework_ops)
-    ops = (lambda like, shape, dtype: (out, 1 << 28), lambda like: 0, lambda: True, 0)
-    ops[0].inline = ("{m} = cupy_ndarray(*{spec}); {p} = {m}.data.ptr",
-                     {"cupy_ndarray": ndarray})
-    ops[1].inline = ("cupy_stream().ptr", {"cupy_stream": stream})
-    ops[2].inline = ("cupy_device() == 0", {"cupy_device": device})
-
-    def bind(fn, grid, block, smem, packed):
-        go = lambda stream: None  # noqa: E731
-        go.direct = (launch_kernel, 1, *grid, *block, smem, 0)
-        return go
-
-    with repeat.read_as_cupy(Fake), mock.patch.object(launch, "bind", bind):
-        rep = host.Replay(Call(), ("out",), None, named, {"x": 1, "weight": 2}, ops, ("eps",))
+    with repeat.read_as_cupy(Fake), mock.patch.dict(repeat._mods, {"cupy": cupy}), \
+            mock.patch.dict(repeat._OPS, clear=True), mock.patch.dict(host._FAST, clear=True), \
+            mock.patch.object(launch, "_cupy_launch_kernel", lambda: lambda *a: None):
         key, ptrs = _KEY(args, (float, None))
-        with mock.patch.dict(host._FAST, {key: rep}):
-            for name, fn in [
-                ("key", lambda: _KEY(args, (float, None))),
-                ("replay", lambda: rep.fire(args, ptrs, (1e-6,), None)),
-                ("rms_norm call", lambda: rms_norm(x, w)),
-            ]:
-                for _ in range(1000):
-                    fn()
-                t0 = time.perf_counter()
-                for _ in range(calls):
-                    fn()
-                res[name] = (time.perf_counter() - t0) / calls * 1e6
+        host.remember(key, Call(), ("out",), *host.by_name(_KEY, args, ptrs),
+                      scalars=_KEY.scalars)
+        rep = host._FAST[key]
+        for name, fn in [
+            ("key", lambda: _KEY(args, (float, None))),
+            ("replay", lambda: rep.fire(args, ptrs, (1e-6,), None)),
+            ("rms_norm call", lambda: rms_norm(x, w)),
+        ]:
+            for _ in range(1000):
+                fn()
+            t0 = time.perf_counter()
+            for _ in range(calls):
+                fn()
+            res[name] = (time.perf_counter() - t0) / calls * 1e6
     return res
 
 
