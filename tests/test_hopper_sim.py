@@ -76,6 +76,16 @@ def not_a_map(out, tmaps):
 
 
 @cuda.jit
+def bulk_odd_size(out):
+    sh = cuda.shared.array(0, np.uint8)
+    bar = cuda.shared.array(1, np.uint64)
+    b = I.smem_addr(bar, 0)
+    I.mbarrier_init(b, 1)
+    I.mbarrier_arrive_expect_tx(b, 20)
+    I.bulk_load(I.smem_addr(sh, 0), I.gmem_addr(out, 0), 20, b)
+
+
+@cuda.jit
 def elect_halves(out):
     lane = cuda.threadIdx.x
     e = np.uint32(9)
@@ -99,6 +109,7 @@ report("half_warpgroup", half_warpgroup, (1, 64, 0, 2048), out)
 report("per_thread_descriptor", per_thread_descriptor, (1, 128, 0, 2048), out)
 report("off_atom", off_atom, (1, 128, 0, 4096), out)
 report("elect_outside_mask", elect_outside_mask, (1, 32), np.zeros(32, np.uint32))
+report("bulk_odd_size", bulk_odd_size, (1, 1, 0, 1024), out)
 report("not_a_map", not_a_map, (1, 1, 0, 1024), out, cuda.to_device(np.zeros((1, 128), np.uint8)))
 halves = np.zeros(32, np.uint32)
 elect_halves[1, 32](halves)
@@ -114,7 +125,7 @@ except Exception as e:
 def report():
     proc = run_simulated(["-c", SCENARIOS], timeout=600)
     lines = dict(line.split(" | ", 1) for line in proc.stdout.splitlines() if " | " in line)
-    if len(lines) < 9:
+    if len(lines) < 10:
         pytest.fail(f"simulated scenarios did not all run:\n{proc.stdout}\n{proc.stderr[-4000:]}")
     return lines
 
@@ -131,6 +142,7 @@ def report():
     ("not_a_map", r"the 128 bytes at tmap\[\(0, 0\)\] are not a tensor map encoded by "
                   r"nbkernels.tensormap"),
     ("host_array_map", r"in the simulator pass a device array"),
+    ("bulk_odd_size", r"bulk_load: size must be a positive multiple of 16 bytes, got 20"),
 ])
 def test_misuse_is_reported(report, name, expected):
     import re

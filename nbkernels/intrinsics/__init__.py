@@ -109,6 +109,8 @@ from .mma import (
 from .spec import Const, Element, InstructionSpec, Operand, ShapeVar
 from .tma import (
     bulk_commit_group,
+    bulk_load,
+    bulk_store,
     bulk_wait_group,
     bulk_wait_group_read,
     fence_proxy_tensormap_acquire,

@@ -216,6 +216,70 @@ _register(HopperProbe(
 
 
 # ---------------------------------------------------------------------------------------------
+# 1-D bulk copies: two loads (one from an offset source) on one mbarrier, then a store of bytes
+# the threads rewrote in shared memory (generic-proxy writes made visible to the async proxy)
+# ---------------------------------------------------------------------------------------------
+_BULK = (2048, 2560, 1024, 16)  # first load's bytes, second load's source offset and bytes,
+# the store's destination offset; the store writes the first 1024 bytes back, each XOR 0x5A
+
+
+@cuda.jit
+def _bulk_kernel(src, raw, flags, dst):
+    sh = cuda.shared.array(0, np.uint8)
+    bars = cuda.shared.array(1, np.uint64)
+    t = cuda.threadIdx.x
+    pad = (128 - memory.smem_addr(sh, 0) % 128) % 128
+    base = memory.smem_addr(sh, 0) + pad
+    b0 = memory.smem_addr(bars, 0)
+    if t == 0:
+        mbarrier.mbarrier_init(b0, 1)
+        hopper.fence_proxy_async()
+    cuda.syncthreads()
+    if t == 0:
+        mbarrier.mbarrier_arrive_expect_tx(b0, _BULK[0] + _BULK[2])
+        tma.bulk_load(base, memory.gmem_addr(src, 0), _BULK[0], b0)
+        tma.bulk_load(base + _BULK[0], memory.gmem_addr(src, _BULK[1]), _BULK[2], b0)
+    while not mbarrier.mbarrier_try_wait_parity(b0, 0):
+        pass
+    for i in range(t, _BULK[0] + _BULK[2], 128):
+        raw[i] = sh[pad + i]
+    if t == 0:
+        flags[0] = mbarrier.mbarrier_try_wait_parity(b0, 1)  # phase 1 not begun: 0
+    cuda.syncthreads()
+    for i in range(t, _BULK[2], 128):
+        sh[pad + i] = sh[pad + i] ^ np.uint8(0x5A)
+    hopper.fence_proxy_async()  # each writer's bytes visible to the bulk store
+    cuda.syncthreads()
+    if t == 0:
+        tma.bulk_store(memory.gmem_addr(dst, _BULK[3]), base, _BULK[2])
+        tma.bulk_commit_group()
+        tma.bulk_wait_group(0)
+
+
+def _bulk_outputs(inp):
+    return {"raw": np.empty(_BULK[0] + _BULK[2], np.uint8), "flags": np.empty(1, np.uint32),
+            "dst": (np.arange(4096) % 251).astype(np.uint8)}
+
+
+def _bulk_reference(inp):
+    src = inp["src"]
+    dst = _bulk_outputs(inp)["dst"]
+    dst[_BULK[3]:_BULK[3] + _BULK[2]] = src[:_BULK[2]] ^ 0x5A
+    return {"raw": np.concatenate([src[:_BULK[0]], src[_BULK[1]:_BULK[1] + _BULK[2]]]),
+            "flags": np.zeros(1, np.uint32), "dst": dst}
+
+
+_register(HopperProbe(
+    "bulk_copy",
+    ("bulk_load", "bulk_store", "bulk_commit_group", "bulk_wait_group", "mbarrier_init",
+     "mbarrier_arrive_expect_tx", "mbarrier_try_wait_parity", "fence_proxy_async", "smem_addr",
+     "gmem_addr"),
+    _bulk_kernel, lambda rng, exact: {"src": rng.integers(0, 256, 4096).astype(np.uint8)},
+    _bulk_outputs, _bulk_reference, threads=128, shared_bytes=128 + _BULK[0] + _BULK[2],
+    keep_initial=("dst",)))
+
+
+# ---------------------------------------------------------------------------------------------
 # Cluster instructions in a cluster of one CTA (a launch without a cluster shape, and what
 # numba's simulator models): rank 0 of 1, multicast to ctaMask 0b1, mapa to rank 0, a remote
 # arrival on the block's own barrier, split cluster barriers. The two-CTA case runs in the

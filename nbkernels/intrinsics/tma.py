@@ -8,6 +8,8 @@ with the box's bytes (announce them with ``mbarrier_arrive_expect_tx``). Element
 the tensor read as zero. ``tma_store_2d(tmaps, index, x, y, src)`` writes a box back,
 skipping elements outside the tensor; ``bulk_commit_group`` / ``bulk_wait_group_read(n)``
 tell when the source shared memory may be reused. ``_3d`` variants take ``z`` too.
+``bulk_load(dst, src, size, mbar)`` and ``bulk_store(dst, src, size)`` move ``size`` contiguous
+bytes (16-byte aligned, a multiple of 16) without a tensor map.
 
 ``tma_load_2d_multicast(dst, tmaps, index, x, y, mbar, mask)`` (and ``_3d``) delivers the box to
 every CTA of the cluster whose rank has its bit set in ``mask`` (ctaMask), at the same shared
@@ -184,6 +186,51 @@ tma_load_2d_multicast, tma_load_3d_multicast = _multicast_spec(2), _multicast_sp
 tma_store_2d, tma_store_3d = _store_spec(2), _store_spec(3)
 
 
+def _bulk_checks(dst, src, size, what):
+    n = int(size)
+    if n <= 0 or n % 16:
+        raise SimulatorError(f"{what}: size must be a positive multiple of 16 bytes, got {n}")
+    for name, a in (("destination", dst), ("source", src)):
+        if int(a) % 16:
+            raise SimulatorError(f"{what}: {name} address {int(a):#x} is not 16-byte aligned")
+    return n
+
+
+def _bulk_load_sim(dst, src, size, mbar):
+    n = _bulk_checks(dst, src, size, "bulk_load")
+    sim.shared_bytes(int(dst), n, "bulk_load")[:] = sim.global_bytes(int(src), n, "bulk_load")
+    mbarrier.complete_tx(int(mbar), n, "bulk_load")
+
+
+def _bulk_store_sim(dst, src, size):
+    n = _bulk_checks(dst, src, size, "bulk_store")
+    sim.global_bytes(int(dst), n, "bulk_store")[:] = sim.shared_bytes(int(src), n, "bulk_store")
+
+
+_SIZE = Operand("size", types.uint32, doc="bytes, a multiple of 16")
+# 1-D bulk copies (no tensor map): contiguous bytes between global and shared memory through
+# the TMA unit, e.g. a whole row of a row kernel in one instruction. Both addresses 16-byte
+# aligned, the size a multiple of 16 (the PTX ISA's rules; the simulator enforces them).
+bulk_load = build(InstructionSpec(
+    name="bulk_load", family="tma",
+    ptx=("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes "
+         "[$dst], [$src], $size, [$mbar];"),
+    inputs=(Operand("dst", types.uint32, doc="shared address, 16-byte aligned"),
+            Operand("src", types.uint64, doc="global address, 16-byte aligned"), _SIZE,
+            Operand("mbar", types.uint32, doc="mbarrier signalled with the bytes")),
+    min_arch=SM90, min_ptx=(8, 0), memory=True, sass=("UBLKCP",), simulate=_bulk_load_sim,
+    doc="Copy size contiguous bytes global -> shared (TMA, no tensor map), completing them on "
+        "an mbarrier (announce them with mbarrier_arrive_expect_tx)."))
+bulk_store = build(InstructionSpec(
+    name="bulk_store", family="tma",
+    ptx="cp.async.bulk.global.shared::cta.bulk_group [$dst], [$src], $size;",
+    inputs=(Operand("dst", types.uint64, doc="global address, 16-byte aligned"),
+            Operand("src", types.uint32, doc="shared address, 16-byte aligned"), _SIZE),
+    min_arch=SM90, min_ptx=(8, 0), memory=True, sass=("UBLKCP",), simulate=_bulk_store_sim,
+    doc="Copy size contiguous bytes shared -> global (TMA, no tensor map) in the current bulk "
+        "group (bulk_commit_group, bulk_wait_group_read / bulk_wait_group)."))
+
+
 def _simple(name, ptx, doc, inputs=(), sass=(), min_ptx=(8, 0), simulate=None):
     return build(InstructionSpec(
         name=name, family="tma", ptx=ptx, inputs=inputs, min_arch=SM90, min_ptx=min_ptx,
@@ -213,6 +260,6 @@ prefetch_tensormap = _simple(
     "Prefetch a tensor map into the TMA unit's cache.", inputs=(_TMAP,), sass=("UTMACCTL.PF",))
 
 __all__ = ["tma_load_2d", "tma_load_3d", "tma_load_2d_multicast", "tma_load_3d_multicast",
-           "tma_store_2d", "tma_store_3d", "bulk_commit_group",
+           "tma_store_2d", "tma_store_3d", "bulk_load", "bulk_store", "bulk_commit_group",
            "bulk_wait_group_read", "bulk_wait_group", "fence_proxy_tensormap_acquire",
            "prefetch_tensormap"]
