@@ -1,0 +1,284 @@
+"""Does a copy through the TMA unit (1-D bulk copies) move more than a copy through the SM's
+load path? Measurement for perf-notes r39 (H200): the row kernels stage rows with per-thread
+``cp.async`` (LDGSTS) and store with STG; a bulk copy moves a whole chunk per instruction,
+outside the L1's request tracking.
+
+Variants, each copying the same bytes src -> dst (dst poisoned first, checked after):
+  cupy        ``dst[...] = src`` (the device-to-device copy the issue's bar is set by)
+  bulk        one thread a block: bulk_load into a ring of stages, bulk_store out of it
+  bulk_stg    bulk_load into the ring, the block's 128 threads read it back (LDS.128) and
+              store with STG.128 (the form a row kernel would take: its output goes through
+              registers)
+  cpasync     128 threads: cp.async (LDGSTS) 16 B each into the ring, LDS.128, STG.128 (the
+              row kernels' data path today)
+``python tools/bulk_copy_bw.py [--mib 1024,256]``; ``--sim`` checks every variant on a small
+copy in numba's simulator (no GPU).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+
+import numpy as np
+
+if "--sim" in sys.argv:
+    os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
+
+from numba import cuda, int64, types, uint32, uint64  # noqa: E402
+
+import nbkernels  # noqa: E402
+from nbkernels import intrinsics as I  # noqa: E402
+
+MAX_STAGES = 16
+THREADS = 128
+
+
+@cuda.jit
+def bulk_copy(src, dst, nchunks, chunk, S):
+    sh = cuda.shared.array(0, np.uint8)
+    bars = cuda.shared.array(MAX_STAGES, np.uint64)
+    t = cuda.threadIdx.x
+    pad = (128 - I.smem_addr(sh, 0) % 128) % 128
+    base = int64(I.smem_addr(sh, 0) + pad)
+    sa, da = int64(I.gmem_addr(src, 0)), int64(I.gmem_addr(dst, 0))
+    G, b = int64(cuda.gridDim.x), int64(cuda.blockIdx.x)
+    if t == 0:
+        for s in range(S):
+            I.mbarrier_init(I.smem_addr(bars, s), 1)
+        I.fence_proxy_async()
+    cuda.syncthreads()
+    if t != 0:
+        return
+    for s in range(S):
+        c = b + s * G
+        if c < nchunks:
+            bar = I.smem_addr(bars, s)
+            I.mbarrier_arrive_expect_tx(bar, uint32(chunk))
+            I.bulk_load(uint32(base + s * chunk), uint64(sa + c * chunk), uint32(chunk), bar)
+    k, c, cp = int64(0), b, int64(0)
+    while c < nchunks:
+        s = k % S
+        bar = I.smem_addr(bars, s)
+        while not I.mbarrier_try_wait_parity(bar, uint32((k // S) & 1)):
+            pass
+        I.bulk_store(uint64(da + c * chunk), uint32(base + s * chunk), uint32(chunk))
+        I.bulk_commit_group()
+        if k >= 1:  # the previous stage, once its store has read it, takes its next chunk
+            cn = cp + S * G
+            if cn < nchunks:
+                sp = (k - 1) % S
+                I.bulk_wait_group_read(1)
+                barp = I.smem_addr(bars, sp)
+                I.mbarrier_arrive_expect_tx(barp, uint32(chunk))
+                I.bulk_load(uint32(base + sp * chunk), uint64(sa + cn * chunk), uint32(chunk),
+                            barp)
+        cp = c
+        c += G
+        k += 1
+    I.bulk_wait_group(0)
+
+
+@cuda.jit
+def bulk_stg_copy(src, dst, nchunks, chunk, S):
+    sh = cuda.shared.array(0, np.uint8)
+    bars = cuda.shared.array(MAX_STAGES, np.uint64)
+    t = int64(cuda.threadIdx.x)
+    pad = (128 - I.smem_addr(sh, 0) % 128) % 128
+    base = int64(I.smem_addr(sh, 0) + pad)
+    sa, da = int64(I.gmem_addr(src, 0)), int64(I.gmem_addr(dst, 0))
+    G, b = int64(cuda.gridDim.x), int64(cuda.blockIdx.x)
+    if t == 0:
+        for s in range(S):
+            I.mbarrier_init(I.smem_addr(bars, s), 1)
+        I.fence_proxy_async()
+    cuda.syncthreads()
+    if t == 0:
+        for s in range(S):
+            c = b + s * G
+            if c < nchunks:
+                bar = I.smem_addr(bars, s)
+                I.mbarrier_arrive_expect_tx(bar, uint32(chunk))
+                I.bulk_load(uint32(base + s * chunk), uint64(sa + c * chunk), uint32(chunk), bar)
+    k, c = int64(0), b
+    while c < nchunks:
+        s = k % S
+        bar = I.smem_addr(bars, s)
+        while not I.mbarrier_try_wait_parity(bar, uint32((k // S) & 1)):
+            pass
+        for i in range(t * 16, chunk, THREADS * 16):
+            v = I.ld_shared_v4(uint32(base + s * chunk + i))
+            I.st_global_v4(uint64(da + c * chunk + i), v)
+        cuda.syncthreads()  # every thread has read stage s: it may be refilled
+        if t == 0:
+            cn = c + S * G
+            if cn < nchunks:
+                I.mbarrier_arrive_expect_tx(bar, uint32(chunk))
+                I.bulk_load(uint32(base + s * chunk), uint64(sa + cn * chunk), uint32(chunk), bar)
+        c += G
+        k += 1
+
+
+def make_cpasync(S):
+    """The cp.async copy with ``S`` stages as a constant (cp.async.wait_group takes a literal)."""
+    WAIT = S - 1
+
+    @cuda.jit
+    def cpasync_copy(src, dst, nchunks, chunk, stages):
+        sh = cuda.shared.array(0, np.uint8)
+        t = int64(cuda.threadIdx.x)
+        pad = (128 - I.smem_addr(sh, 0) % 128) % 128
+        base = int64(I.smem_addr(sh, 0) + pad)
+        sa, da = int64(I.gmem_addr(src, 0)), int64(I.gmem_addr(dst, 0))
+        G, b = int64(cuda.gridDim.x), int64(cuda.blockIdx.x)
+        for s in range(S - 1):  # S - 1 chunks in flight ahead of the one being stored
+            c = b + s * G
+            if c < nchunks:
+                for i in range(t * 16, chunk, THREADS * 16):
+                    I.cp_async_cg(uint32(base + s * chunk + i), uint64(sa + c * chunk + i), 16, 16)
+            I.cp_async_commit_group()
+        k, c = int64(0), b
+        while c < nchunks:
+            cn = c + (S - 1) * G  # into the stage the previous iteration emptied
+            sn = (k + S - 1) % S
+            if cn < nchunks:
+                for i in range(t * 16, chunk, THREADS * 16):
+                    I.cp_async_cg(uint32(base + sn * chunk + i), uint64(sa + cn * chunk + i),
+                                  16, 16)
+            I.cp_async_commit_group()
+            I.cp_async_wait_group(WAIT)  # this iteration's chunk has landed (this thread's part)
+            s = k % S
+            for i in range(t * 16, chunk, THREADS * 16):  # each thread reads back its own bytes
+                v = I.ld_shared_v4(uint32(base + s * chunk + i))
+                I.st_global_v4(uint64(da + c * chunk + i), v)
+            c += G
+            k += 1
+        I.cp_async_wait_all()
+
+    return cpasync_copy
+
+
+CPASYNC = {S: make_cpasync(S) for S in (2, 3, 4)}
+
+
+SIG = (types.uint8[::1], types.uint8[::1], types.int64, types.int64, types.int64)
+KERNELS = {"bulk": (bulk_copy, 32), "bulk_stg": (bulk_stg_copy, THREADS),
+           "cpasync": (CPASYNC, THREADS)}
+
+
+def kernel_of(variant, stages):
+    kern, threads = KERNELS[variant]
+    return (kern[stages] if isinstance(kern, dict) else kern), threads
+
+
+def configs(variant):
+    """(chunk bytes, stages, blocks an SM) to time for a variant."""
+    if variant == "bulk":
+        return [(16384, 4, 1), (16384, 8, 1), (32768, 4, 1), (16384, 4, 2), (8192, 8, 2),
+                (32768, 6, 1)]
+    if variant == "bulk_stg":
+        return [(16384, 4, 1), (16384, 4, 2), (16384, 6, 2), (8192, 8, 2), (32768, 3, 2)]
+    return [(8192, 2, 4), (8192, 4, 2), (16384, 2, 3), (16384, 3, 2), (8192, 3, 4)]
+
+
+def launch(variant, src, dst, chunk, stages, blocks, stream=0):
+    kern, threads = kernel_of(variant, stages)
+    smem = stages * chunk + 128
+    nchunks = src.size // chunk
+    kern[blocks, threads, stream, smem](src, dst, np.int64(nchunks), np.int64(chunk),
+                                        np.int64(stages))
+
+
+def check_sim():
+    """Each variant and a few configurations on 40 chunks of 1 KB through the simulator."""
+    rng = np.random.default_rng()
+    for variant in KERNELS:
+        for chunk, stages, blocks in [(1024, 2, 3), (1024, 4, 5), (2048, 3, 2)]:
+            src = rng.integers(0, 256, 40 * 1024, dtype=np.uint8)
+            dst = np.full_like(src, 0xA5)
+            d_src, d_dst = cuda.to_device(src), cuda.to_device(dst)
+            launch(variant, d_src, d_dst, chunk, stages, blocks)
+            got = d_dst.copy_to_host()
+            ok = np.array_equal(got, src)
+            print(f"sim {variant:8s} chunk {chunk} stages {stages} blocks {blocks}: "
+                  f"{'ok' if ok else 'WRONG'}")
+            if not ok:
+                return 1
+    return 0
+
+
+def time_gpu(mibs, reps=15):
+    import cupy
+
+    sms = cupy.cuda.Device().attributes["MultiProcessorCount"]
+    dev = cupy.cuda.Device()
+    print(f"{cupy.cuda.runtime.getDeviceProperties(dev.id)['name'].decode()}, {sms} SMs")
+    for variant in KERNELS:
+        for ch, st, _ in configs(variant):
+            nbkernels.enable_large_shared_memory(kernel_of(variant, st)[0], SIG, st * ch + 128)
+    rows = []
+    for mib in mibs:
+        n = mib << 20
+        # inputs larger than L2 rotated: two sources and two destinations, alternated
+        srcs = [cupy.random.randint(0, 256, n, dtype=cupy.uint8) for _ in range(2)]
+        dsts = [cupy.empty(n, cupy.uint8) for _ in range(2)]
+        start, stop = cupy.cuda.Event(), cupy.cuda.Event()
+
+        def timed(fn):
+            for i in range(3):
+                fn(srcs[i % 2], dsts[i % 2])
+            ts = []
+            for i in range(reps):
+                s, d = srcs[i % 2], dsts[i % 2]
+                start.record()
+                fn(s, d)
+                stop.record()
+                stop.synchronize()
+                ts.append(cupy.cuda.get_elapsed_time(start, stop) * 1e-3)
+            return 2 * n / statistics.median(ts) / 1e9
+
+        def checked(fn, what):
+            for d in dsts:
+                d.fill(0xA5)
+            for s, d in zip(srcs, dsts):
+                fn(s, d)
+            cupy.cuda.Device().synchronize()
+            if not all(bool((d == s).all()) for s, d in zip(srcs, dsts)):
+                raise SystemExit(f"{what}: the copy is wrong")
+
+        def cupy_copy(s, d):
+            d[...] = s
+
+        ref = timed(cupy_copy)
+        rows.append((mib, "cupy", "", ref, 1.0))
+        print(f"{mib:5d} MiB  cupy copy                     {ref:7.0f} GB/s", flush=True)
+        for variant in KERNELS:
+            for chunk, stages, bps in configs(variant):
+                def fn(s, d, v=variant, c=chunk, st=stages, bl=bps * sms):
+                    launch(v, s, d, c, st, bl)
+                cfg = f"{chunk // 1024}KBx{stages} {bps}/SM"
+                checked(fn, f"{variant} {cfg}")
+                bw = timed(fn)
+                ref2 = timed(cupy_copy)  # the peer again beside each variant: the clock drifts
+                rows.append((mib, variant, cfg, bw, bw / ref2))
+                print(f"{mib:5d} MiB  {variant:9s} {cfg:17s}  {bw:7.0f} GB/s  "
+                      f"{100 * bw / ref2:5.1f}% of the copy beside it ({ref2:.0f})", flush=True)
+    print("\nsize  variant   config            GB/s   x copy")
+    for mib, v, cfg, bw, r in rows:
+        print(f"{mib:5d} {v:9s} {cfg:17s} {bw:6.0f}  {r:6.3f}")
+    return 0
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--mib", default="1024,256", help="copy sizes in MiB")
+    ap.add_argument("--sim", action="store_true", help="check the kernels in the simulator")
+    a = ap.parse_args(argv)
+    if a.sim:
+        return check_sim()
+    return time_gpu([int(m) for m in a.mib.split(",")])
+
+
+if __name__ == "__main__":
+    sys.exit(main())
