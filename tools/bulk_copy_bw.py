@@ -11,6 +11,8 @@ Variants, each copying the same bytes src -> dst (dst poisoned first, checked af
               registers)
   cpasync     128 threads: cp.async (LDGSTS) 16 B each into the ring, LDS.128, STG.128 (the
               row kernels' data path today)
+  ldg         128 threads: U loads of 16 B each (LDG.128) into registers, then U stores; a
+              block per tile, or a persistent grid
 ``python tools/bulk_copy_bw.py [--mib 1024,256]``; ``--sim`` checks every variant on a small
 copy in numba's simulator (no GPU).
 """
@@ -162,9 +164,39 @@ def make_cpasync(S):
 CPASYNC = {S: make_cpasync(S) for S in (2, 3, 4)}
 
 
+def make_ldg(U):
+    """A copy through registers, no shared memory: each thread loads ``U`` 16-byte pieces
+    (LDG.128) of its block's tile and stores them (STG.128); blocks walk tiles ``step`` apart
+    (``step`` = the grid: one tile a block where the grid covers them all)."""
+
+    NW = 4 * U
+
+    @cuda.jit
+    def ldg_copy(src, dst, ntiles, tile, step):
+        t = int64(cuda.threadIdx.x)
+        sa, da = int64(I.gmem_addr(src, 0)), int64(I.gmem_addr(dst, 0))
+        b = int64(cuda.blockIdx.x)
+        w = cuda.local.array(NW, np.uint32)
+        while b < ntiles:
+            off = b * tile + t * 16
+            for u in range(U):
+                v = I.ld_global_v4(uint64(sa + off + u * THREADS * 16))
+                for j in range(4):
+                    w[4 * u + j] = v[j]
+            for u in range(U):
+                I.st_global_v4(uint64(da + off + u * THREADS * 16),
+                               (w[4 * u], w[4 * u + 1], w[4 * u + 2], w[4 * u + 3]))
+            b += step
+
+    return ldg_copy
+
+
+LDG = {U: make_ldg(U) for U in (1, 2, 4, 8)}
+
+
 SIG = (types.uint8[::1], types.uint8[::1], types.int64, types.int64, types.int64)
 KERNELS = {"bulk": (bulk_copy, 32), "bulk_stg": (bulk_stg_copy, THREADS),
-           "cpasync": (CPASYNC, THREADS)}
+           "cpasync": (CPASYNC, THREADS), "ldg": (LDG, THREADS)}
 
 
 def kernel_of(variant, stages):
@@ -179,11 +211,19 @@ def configs(variant):
                 (32768, 6, 1)]
     if variant == "bulk_stg":
         return [(16384, 4, 1), (16384, 4, 2), (16384, 6, 2), (8192, 8, 2), (32768, 3, 2)]
+    if variant == "ldg":  # (bytes a thread, U, blocks an SM; 0: a block per tile)
+        return [(16 * U, U, 0) for U in (1, 2, 4, 8)] + [(64, 4, 8), (64, 4, 16), (128, 8, 8)]
     return [(8192, 2, 4), (8192, 4, 2), (16384, 2, 3), (16384, 3, 2), (8192, 3, 4)]
 
 
 def launch(variant, src, dst, chunk, stages, blocks, stream=0):
     kern, threads = kernel_of(variant, stages)
+    if variant == "ldg":  # chunk: bytes a thread; stages: U; blocks: the grid (0: every tile)
+        tile = threads * chunk
+        ntiles = src.size // tile
+        grid = blocks or ntiles
+        kern[grid, threads, stream](src, dst, np.int64(ntiles), np.int64(tile), np.int64(grid))
+        return
     smem = stages * chunk + 128
     nchunks = src.size // chunk
     kern[blocks, threads, stream, smem](src, dst, np.int64(nchunks), np.int64(chunk),
@@ -191,11 +231,13 @@ def launch(variant, src, dst, chunk, stages, blocks, stream=0):
 
 
 def check_sim():
-    """Each variant and a few configurations on 40 chunks of 1 KB through the simulator."""
+    """Each variant and a few configurations on a 64 KB copy through the simulator."""
     rng = np.random.default_rng()
     for variant in KERNELS:
-        for chunk, stages, blocks in [(1024, 2, 3), (1024, 4, 5), (2048, 3, 2)]:
-            src = rng.integers(0, 256, 40 * 1024, dtype=np.uint8)
+        cases = [(1024, 2, 3), (1024, 4, 5), (2048, 3, 2)] if variant != "ldg" else \
+            [(16, 1, 0), (64, 4, 3), (128, 8, 0)]
+        for chunk, stages, blocks in cases:
+            src = rng.integers(0, 256, 64 * 1024, dtype=np.uint8)
             dst = np.full_like(src, 0xA5)
             d_src, d_dst = cuda.to_device(src), cuda.to_device(dst)
             launch(variant, d_src, d_dst, chunk, stages, blocks)
@@ -216,7 +258,9 @@ def time_gpu(mibs, reps=15):
     print(f"{cupy.cuda.runtime.getDeviceProperties(dev.id)['name'].decode()}, {sms} SMs")
     for variant in KERNELS:
         for ch, st, _ in configs(variant):
-            nbkernels.enable_large_shared_memory(kernel_of(variant, st)[0], SIG, st * ch + 128)
+            if variant != "ldg":
+                nbkernels.enable_large_shared_memory(kernel_of(variant, st)[0], SIG,
+                                                     st * ch + 128)
     rows = []
     for mib in mibs:
         n = mib << 20
@@ -261,7 +305,8 @@ def time_gpu(mibs, reps=15):
             for chunk, stages, bps in configs(variant):
                 def fn(s, d, v=variant, c=chunk, st=stages, bl=bps * sms):
                     launch(v, s, d, c, st, bl)
-                cfg = f"{chunk // 1024}KBx{stages} {bps}/SM"
+                cfg = f"{chunk // 1024}KBx{stages} {bps}/SM" if variant != "ldg" else \
+                    f"U{stages} " + (f"{bps}/SM" if bps else "all tiles")
                 checked(fn, f"{variant} {cfg}")
                 bw = timed(fn)
                 ref2 = timed(cupy_copy)  # the peer again beside each variant: the clock drifts
