@@ -13,6 +13,8 @@ Variants, each copying the same bytes src -> dst (dst poisoned first, checked af
               row kernels' data path today)
   ldg         128 threads: U loads of 16 B each (LDG.128) into registers, then U stores; a
               block per tile, or a persistent grid
+  ldgT        the same, a block per tile, with other thread counts: tiles of 8-16 KB by more
+              threads, tiles of 1-4 KB by threads of 2-8 loads
 ``python tools/bulk_copy_bw.py [--mib 1024,256]``; ``--sim`` checks every variant on a small
 copy in numba's simulator (no GPU).
 """
@@ -164,11 +166,10 @@ def make_cpasync(S):
 CPASYNC = {S: make_cpasync(S) for S in (2, 3, 4)}
 
 
-def make_ldg(U):
-    """A copy through registers, no shared memory: each thread loads ``U`` 16-byte pieces
-    (LDG.128) of its block's tile and stores them (STG.128); blocks walk tiles ``step`` apart
-    (``step`` = the grid: one tile a block where the grid covers them all)."""
-
+def make_ldg(U, T=THREADS):
+    """A copy through registers, no shared memory: each of ``T`` threads loads ``U`` 16-byte
+    pieces (LDG.128, ``T`` x 16 B apart) of its block's tile and stores them (STG.128); blocks
+    walk tiles ``step`` apart (``step`` = the grid: one tile a block where it covers them all)."""
     NW = 4 * U
 
     @cuda.jit
@@ -180,11 +181,11 @@ def make_ldg(U):
         while b < ntiles:
             off = b * tile + t * 16
             for u in range(U):
-                v = I.ld_global_v4(uint64(sa + off + u * THREADS * 16))
+                v = I.ld_global_v4(uint64(sa + off + u * T * 16))
                 for j in range(4):
                     w[4 * u + j] = v[j]
             for u in range(U):
-                I.st_global_v4(uint64(da + off + u * THREADS * 16),
+                I.st_global_v4(uint64(da + off + u * T * 16),
                                (w[4 * u], w[4 * u + 1], w[4 * u + 2], w[4 * u + 3]))
             b += step
 
@@ -192,15 +193,23 @@ def make_ldg(U):
 
 
 LDG = {U: make_ldg(U) for U in (1, 2, 4, 8)}
+# the same tile sizes by threads instead of loads a thread, and small tiles of deep threads:
+# (U, threads) keys, the variant "ldgT"
+LDG_T = {(1, 512): make_ldg(1, 512), (1, 1024): make_ldg(1, 1024), (4, 32): make_ldg(4, 32),
+         (2, 64): make_ldg(2, 64), (8, 32): make_ldg(8, 32)}
 
 
 SIG = (types.uint8[::1], types.uint8[::1], types.int64, types.int64, types.int64)
 KERNELS = {"bulk": (bulk_copy, 32), "bulk_stg": (bulk_stg_copy, THREADS),
-           "cpasync": (CPASYNC, THREADS), "ldg": (LDG, THREADS)}
+           "cpasync": (CPASYNC, THREADS), "ldg": (LDG, THREADS), "ldgT": (LDG_T, None)}
 
 
 def kernel_of(variant, stages):
+    """(kernel, threads) of a variant; ``stages`` picks among a family's builds (for "ldgT" a
+    (U, threads) pair)."""
     kern, threads = KERNELS[variant]
+    if variant == "ldgT":
+        return kern[stages], stages[1]
     return (kern[stages] if isinstance(kern, dict) else kern), threads
 
 
@@ -211,6 +220,8 @@ def configs(variant):
                 (32768, 6, 1)]
     if variant == "bulk_stg":
         return [(16384, 4, 1), (16384, 4, 2), (16384, 6, 2), (8192, 8, 2), (32768, 3, 2)]
+    if variant == "ldgT":  # (bytes a thread, (U, threads), a block per tile)
+        return [(16 * U, (U, T), 0) for U, T in LDG_T]
     if variant == "ldg":  # (bytes a thread, U, blocks an SM; 0: a block per tile)
         return [(16 * U, U, 0) for U in (1, 2, 4, 8)] + [(64, 4, 8), (64, 4, 16), (128, 8, 8)]
     return [(8192, 2, 4), (8192, 4, 2), (16384, 2, 3), (16384, 3, 2), (8192, 3, 4)]
@@ -218,7 +229,7 @@ def configs(variant):
 
 def launch(variant, src, dst, chunk, stages, blocks, stream=0):
     kern, threads = kernel_of(variant, stages)
-    if variant == "ldg":  # chunk: bytes a thread; stages: U; blocks: the grid (0: every tile)
+    if variant in ("ldg", "ldgT"):  # chunk: bytes a thread; stages: U; blocks: the grid (0: all)
         tile = threads * chunk
         ntiles = src.size // tile
         grid = blocks or ntiles
@@ -234,8 +245,8 @@ def check_sim():
     """Each variant and a few configurations on a 64 KB copy through the simulator."""
     rng = np.random.default_rng()
     for variant in KERNELS:
-        cases = [(1024, 2, 3), (1024, 4, 5), (2048, 3, 2)] if variant != "ldg" else \
-            [(16, 1, 0), (64, 4, 3), (128, 8, 0)]
+        cases = [(1024, 2, 3), (1024, 4, 5), (2048, 3, 2)] if variant not in ("ldg", "ldgT") \
+            else [(16, 1, 0), (64, 4, 3), (128, 8, 0)] if variant == "ldg" else configs(variant)
         for chunk, stages, blocks in cases:
             src = rng.integers(0, 256, 64 * 1024, dtype=np.uint8)
             dst = np.full_like(src, 0xA5)
@@ -258,7 +269,7 @@ def time_gpu(mibs, reps=15):
     print(f"{cupy.cuda.runtime.getDeviceProperties(dev.id)['name'].decode()}, {sms} SMs")
     for variant in KERNELS:
         for ch, st, _ in configs(variant):
-            if variant != "ldg":
+            if variant not in ("ldg", "ldgT"):
                 nbkernels.enable_large_shared_memory(kernel_of(variant, st)[0], SIG,
                                                      st * ch + 128)
     rows = []
@@ -305,8 +316,9 @@ def time_gpu(mibs, reps=15):
             for chunk, stages, bps in configs(variant):
                 def fn(s, d, v=variant, c=chunk, st=stages, bl=bps * sms):
                     launch(v, s, d, c, st, bl)
-                cfg = f"{chunk // 1024}KBx{stages} {bps}/SM" if variant != "ldg" else \
-                    f"U{stages} " + (f"{bps}/SM" if bps else "all tiles")
+                cfg = f"{chunk // 1024}KBx{stages} {bps}/SM" if variant not in ("ldg", "ldgT") \
+                    else f"U{stages} " + (f"{bps}/SM" if bps else "all tiles") if variant == "ldg" \
+                    else f"U{stages[0]} T{stages[1]} ({chunk * stages[1] // 1024} KB)"
                 checked(fn, f"{variant} {cfg}")
                 bw = timed(fn)
                 ref2 = timed(cupy_copy)  # the peer again beside each variant: the clock drifts
