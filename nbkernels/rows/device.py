@@ -564,66 +564,23 @@ def warp_max(v):
 
 
 @dev
-def warps_p2(G):
-    """The warp count of a group of ``G`` threads (2 to 16 warps) rounded up to a power of two:
-    how many lanes :func:`lanes_sum` combines, in log2 of it steps."""
-    return uint32(1) << uint32(32 - cuda.clz(int32(G // 32 - 1)))
-
-
-@dev
-def warp_slot(G, p2):
-    """(the warp whose partial this lane reads, whether the group has it): lane ``l`` reads
-    warp ``l % p2``, so every run of ``p2`` lanes holds all the group's warps (zero past them)."""
-    k = uint32(cuda.threadIdx.x) & (p2 - uint32(1))
-    return k, k < uint32(G // 32)
-
-
-@dev
-def lanes_sum(v, p2):
-    """Sum over runs of ``p2`` lanes (2 to 16, a power of two) in log2(p2) butterfly steps;
-    every lane of a run ends with the same bits (each step adds the same two values in both
-    partners), and so does every run where they hold the same values (perf-notes r40)."""
-    if p2 > 8:
-        v += shfl_bfly_f32(v, 8)
-    if p2 > 4:
-        v += shfl_bfly_f32(v, 4)
-    if p2 > 2:
-        v += shfl_bfly_f32(v, 2)
-    return v + shfl_bfly_f32(v, 1)
-
-
-@dev
-def lanes_max(v, p2):
-    """Maximum over runs of ``p2`` lanes, as :func:`lanes_sum`."""
-    if p2 > 8:
-        v = max(v, shfl_bfly_f32(v, 8))
-    if p2 > 4:
-        v = max(v, shfl_bfly_f32(v, 4))
-    if p2 > 2:
-        v = max(v, shfl_bfly_f32(v, 2))
-    return max(v, shfl_bfly_f32(v, 1))
-
-
-@dev
 def group_sum(v, G, red, slot):
     """Sum over the ``G`` threads of the caller's group; every thread gets the same value.
     ``red`` is a (slots, MAX_WARPS) shared array. A group of more than one warp is the whole
     block (RowConfig allows several rows per block only for the warp layout), so its barrier
     is reached by every thread. A slot may be written again only after every thread has
     passed a later barrier: a loop over rows alternates two slots (or uses two reductions a
-    row). The warps' partials are summed by runs of lanes at once, in as many butterfly steps
-    as the warp count needs (a loop over them cost ~2 instructions per element a row; four
-    steps whatever the count put two more shuffles than 4 warps need on every row's chain)."""
+    row). The warps' partials are summed by 16 lanes at once in four butterfly steps (a loop
+    over them cost ~2 instructions per element a row)."""
     v = warp_sum(v)
     if G > 32:
         tb = cuda.threadIdx.x
         if tb % 32 == 0:
             red[slot, tb // 32] = v
         cuda.syncthreads()
-        p2 = warps_p2(G)
-        k, has = warp_slot(G, p2)
-        p = red[slot, k]
-        v = lanes_sum(p if has else float32(0), p2)
+        lane = tb % 16  # both half-warps read the partials: every lane ends with the sum
+        p = red[slot, lane]
+        v = lanes16_sum(p if lane < G // 32 else float32(0))
     return v
 
 
@@ -636,10 +593,9 @@ def group_max(v, G, red, slot):
         if tb % 32 == 0:
             red[slot, tb // 32] = v
         cuda.syncthreads()
-        p2 = warps_p2(G)
-        k, has = warp_slot(G, p2)
-        p = red[slot, k]
-        v = lanes_max(p if has else float32(-math.inf), p2)
+        lane = tb % 16
+        p = red[slot, lane]
+        v = lanes16_max(p if lane < G // 32 else float32(-math.inf))
     return v
 
 
@@ -656,9 +612,9 @@ def exchange(a, b, c, G, red, it, fa, fb, fc, w0, named):
     (:func:`make_loop`) whose first warp is ``w0``, on named barrier ``1 + w0``
     (:func:`config.shared_groups` keeps it under 16). Each warp's lane 0 posts its
     warp's ``(a, b, c)``; lane ``l`` of every warp of the group returns the group's warp
-    ``l % p2``'s triple (:func:`warp_slot`), or ``(fa, fb, fc)`` where the group has no such
-    warp, and ``p2``. Slots ``3 * (it & 1)`` and the two after it. The caller combines the
-    triples over runs of ``p2`` lanes (:func:`lanes_sum`)."""
+    ``l % 16``'s triple, or ``(fa, fb, fc)`` where the group has no such warp. Slots
+    ``3 * (it & 1)`` and the two after it. The caller combines the triples over the 16 lanes
+    (:func:`lanes16_sum`)."""
     tb = cuda.threadIdx.x
     s = 3 * (it & 1)
     if tb % 32 == 0:
@@ -670,11 +626,10 @@ def exchange(a, b, c, G, red, it, fa, fb, fc, w0, named):
         bar_sync(uint32(1 + w0), uint32(G))
     else:
         cuda.syncthreads()
-    p2 = warps_p2(G)
-    k, has = warp_slot(G, p2)
-    if has:
-        return red[s, w0 + k], red[s + 1, w0 + k], red[s + 2, w0 + k], p2
-    return fa, fb, fc, p2
+    lane = tb % 16
+    if lane < G // 32:
+        return red[s, w0 + lane], red[s + 1, w0 + lane], red[s + 2, w0 + lane]
+    return fa, fb, fc
 
 
 @dev

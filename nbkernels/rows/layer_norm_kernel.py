@@ -16,7 +16,7 @@ from .. import repeat
 from . import host
 from .config import for_arch
 from .device import (ELEMENT_BYTES, EXCHANGE_SLOTS, MAX_THREADS, MAX_WARPS, PER_THREAD, dev,
-                     exchange, group_sum, lanes_sum, locate, make_io, make_loop, opaque,
+                     exchange, group_sum, lanes16_sum, locate, make_io, make_loop, opaque,
                      rcp_ftz, rsqrt_ftz, staging_base)
 
 NEG_ZERO = np.float32(-0.0)  # x + -0 is x for every x, -0 included
@@ -182,14 +182,14 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
         if G > 32:
             # the group's first warp and its own barrier where groups share the vectors
             w0 = (cuda.threadIdx.x - t) // 32 if SHARED else 0
-            sl, ql, nl, p2 = exchange(D, M2, nw, G, red, it, zero, zero, zero, w0, SHARED)
-            dmean = lanes_sum(sl, p2) * rm  # the group's mean of x - x0
+            sl, ql, nl = exchange(D, M2, nw, G, red, it, zero, zero, zero, w0, SHARED)
+            dmean = lanes16_sum(sl) * rm  # the group's mean of x - x0
             ml = sl * RWARP  # lane l's warp's mean, as that warp computed it
             if not whole:
                 ml = sl * rcp_ftz(nl) if nl > zero else zero
             dl = ml - dmean
             mean = x0 + dmean
-            return mean, lanes_sum(ql + nl * dl * dl, p2), mean - xt
+            return mean, lanes16_sum(ql + nl * dl * dl), mean - xt
         mean = x0 + D * rm  # one warp: its sums are the group's
         return mean, M2, mean - xt
 
