@@ -449,33 +449,15 @@ def make_io(kind: str, sm80: bool, row_kind: str | None = None,
                      int32(S))
         return uint32(c)
 
-    @dev
-    def gload_full(addr, t, G, j, tmp):
-        """:func:`gload` for a thread whose group lies wholly inside the row: no checks; the
-        address as one wide multiply-add (group stride x j + this thread's group 0)."""
-        g = mad_wide(uint32(G) * uint32(S * esz), uint32(j),
-                     uint64(addr) + uint64(uint32(t) * uint32(S * esz)))
-        for q in range(GW // 4):
-            w = M.ld_global_v4(g + uint64(q * 16))
-            for i in range(4):
-                tmp[q * 4 + i] = w[i]
-
-    def vector_group(staged: bool, whole: bool = False):
+    def vector_group(staged: bool):
         """``vg(sh, w, m, t, G, j, vals)``: slot group ``j`` of a vector (a weight, a bias) as
         float32 into ``vals[0:S]``, from the copy staged at word ``w`` (``staged``: the row
         loop) or read from global address ``w`` with ``m`` valid elements (a split row's
-        chunk; ``whole``: a thread whose elements all lie below ``m``, read unchecked)."""
+        chunk)."""
         if staged:
             @dev
             def vg(sh, w, m, t, G, j, vals):
                 load_group(sh, w, t, G, j, vals, 0)
-        elif whole:
-            @dev
-            def vg(sh, w, m, t, G, j, vals):
-                tmp = cuda.local.array(GW, uint32)
-                gload_full(w, t, G, j, tmp)
-                for k in range(S):
-                    vals[k] = get(tmp, k)
         else:
             @dev
             def vg(sh, w, m, t, G, j, vals):

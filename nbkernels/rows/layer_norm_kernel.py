@@ -6,7 +6,6 @@ over the registers, one butterfly and one barrier a row."""
 from __future__ import annotations
 
 import functools
-import os
 
 import numpy as np
 from numba import cuda, float32, int64, types, uint32
@@ -50,14 +49,8 @@ def per_thread(kind: str, sm80: bool = True) -> int:
     return ROW_BYTES // ELEMENT_BYTES[kind] if sm80 else PER_THREAD
 
 
-#: experiment (perf-notes r41): the row loop reads weight and bias from global memory (L1)
-#: in its output pass instead of staging them in shared memory once a block
-GLOBAL_VECTORS = os.environ.get("NBKERNELS_LN_GLOBAL_VECTORS") == "1"
-
-
 @functools.lru_cache(maxsize=None)
-def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: bool,
-          gvec: bool = False):
+def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: bool):
     P = per_thread(kind, sm80)
     io = make_io(kind, sm80, per_thread=P)
     wio = make_io(wkind, sm80, kind, per_thread=P)
@@ -70,8 +63,8 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
     # the write loop as two loops, the first H groups and the rest (write_row); 2 on Turing,
     # whose bf16 rounding in integer code makes each group's body longer
     H = min(V, 4 if sm80 else 2)
-    WNW = wio.words if has_w and not gvec else 0  # words of weight and bias a thread stages
-    BNW = bio.words if has_b and not gvec else 0  # (phase 0; none where read from global)
+    WNW = wio.words if has_w else 0  # words of weight and bias a thread stages (phase 0)
+    BNW = bio.words if has_b else 0
     wissue, bissue = wio.issue, bio.issue
     zero = float32(0)
     WARP_ELEMS = float32(32 * P)  # elements of a warp's part of a whole row (or chunk)
@@ -84,7 +77,7 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
     # registers allow: 51% of copy at 8192^2, against 86% in 16 bits. Not where one vector is
     # 16-bit: that build spilled 12-16 B in the row loop (sm_90), and its 48 KB a group
     # leave 3 groups an SM, not 2
-    SHARED = not gvec and sm80 and kind != "f32" and (has_w or has_b) and \
+    SHARED = sm80 and kind != "f32" and (has_w or has_b) and \
         (not has_w or wkind == "f32") and (not has_b or bkind == "f32")
 
     # the lane butterfly's steps for whole rows: the two halves met at step i hold
@@ -200,12 +193,8 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
         mean = x0 + D * rm  # one warp: its sums are the group's
         return mean, M2, mean - xt
 
-    def make_write(staged: bool, fenced: bool = False):
-        """``fenced``: global vector addresses taken through :func:`opaque` per group, so that
-        no group's vector loads are hoisted above the group before it (all eight groups'
-        loads in flight at once spilled the row loop: perf-notes r41)."""
+    def make_write(staged: bool):
         wgroup, bgroup = wio.vector_group(staged), bio.vector_group(staged)
-        wwhole, bwhole = wio.vector_group(staged, True), bio.vector_group(staged, True)
 
         @dev
         def out_group(sm, xv, w, b, t, G, m, j, rstd, cst, full, yrow):
@@ -216,18 +205,10 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
             addresses ``w`` / ``b`` (a split row's chunk)."""
             wv = cuda.local.array(S, float32)
             bv = cuda.local.array(S, float32)
-            if fenced:
-                w, b = opaque(w), opaque(b)
             if has_w:
-                if fenced and full:
-                    wwhole(sm, w, m, t, G, j, wv)
-                else:
-                    wgroup(sm, w, m, t, G, j, wv)
+                wgroup(sm, w, m, t, G, j, wv)
             if has_b:
-                if fenced and full:
-                    bwhole(sm, b, m, t, G, j, bv)
-                else:
-                    bgroup(sm, b, m, t, G, j, bv)
+                bgroup(sm, b, m, t, G, j, bv)
             for k in range(S):
                 y = xv[j * S + k] * rstd + cst
                 if has_w:
@@ -256,14 +237,13 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
         return write_row
 
     write_staged, write_global = make_write(True), make_write(False)
-    write_fenced = make_write(False, True)
 
     @dev
     def prologue(sm, ws, t, G, c):
         xa, ya, wa, ba, sx, sy, n, eps, red = c
-        if has_w and not gvec:
+        if has_w:
             wissue(sm, ws, wa, n, t, G)
-        if has_b and not gvec:
+        if has_b:
             bissue(sm, ws + G * WNW, ba, n, t, G)
 
     @dev
@@ -280,12 +260,8 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
         xv = cuda.local.array(P, float32)
         mean, m2, delta = moments(sm, xs, x0, t, G, n, rn, full, red, it, xv)
         rstd = rsqrt_ftz(m2 * rn + eps)
-        if gvec:
-            write_fenced(sm, xv, wa, ba, t, G, n, rstd, -(delta * rstd), full,
-                         ya + row * sy * esz)
-        else:
-            write_staged(sm, xv, ws, ws + G * WNW, t, G, n, rstd, -(delta * rstd), full,
-                         ya + row * sy * esz)
+        write_staged(sm, xv, ws, ws + G * WNW, t, G, n, rstd, -(delta * rstd), full,
+                     ya + row * sy * esz)
 
     loop = make_loop(io, prologue, stage, work, MAX_BUFFERS, shared=SHARED)
 
@@ -403,8 +379,7 @@ def _layer_norm(x, weight, bias, eps, *, out, stream=None, config, named, key, p
     hw = for_arch(call.arch()).sm80
     wk = W.kind if W else "f32"
     bk = B.kind if B else "f32"
-    gv = GLOBAL_VECTORS and hw
-    kern = build(X.kind, wk, bk, hw, W is not None, B is not None, gv)
+    kern = build(X.kind, wk, bk, hw, W is not None, B is not None)
     cfg = call.config(X, config, kern)
     xb, wb, bb, yb = call.buf(X), call.buf(W), call.buf(B), call.buf(Y)
 
@@ -416,7 +391,6 @@ def _layer_norm(x, weight, bias, eps, *, out, stream=None, config, named, key, p
     tags = ("x", "weight" if W else None, "bias" if B else None, "out", None, None, None, None,
             "eps", None, None, None, None)
     host.run_phases(call, kern, SIG, cfg, X.rows, NSTAT, args, tags,
-                    ("layer_norm", X.kind, wk, bk, hw, W is not None, B is not None)
-                    + (("gvec",) if gv else ()))
+                    ("layer_norm", X.kind, wk, bk, hw, W is not None, B is not None))
     host.remember(key, call, ("out",), named, ptrs, scalars=_KEY.scalars)
     return call.finish(Y)
