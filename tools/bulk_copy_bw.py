@@ -39,45 +39,70 @@ MAX_STAGES = 16
 THREADS = 128
 
 
-@cuda.jit
-def bulk_copy(src, dst, nchunks, chunk, S):
-    sh = cuda.shared.array(0, np.uint8)
-    bars = cuda.shared.array(MAX_STAGES, np.uint64)
-    t = cuda.threadIdx.x
+def _dev(fn):
+    return cuda.jit(device=True, inline="always")(fn)
+
+
+@_dev
+def ring_base(sh, src, dst):
+    """(the ring's 128-aligned shared address, src's and dst's global addresses, the grid, this
+    block): what every ring copy starts from."""
     pad = (128 - I.smem_addr(sh, 0) % 128) % 128
-    base = int64(I.smem_addr(sh, 0) + pad)
-    sa, da = int64(I.gmem_addr(src, 0)), int64(I.gmem_addr(dst, 0))
-    G, b = int64(cuda.gridDim.x), int64(cuda.blockIdx.x)
+    return (int64(I.smem_addr(sh, 0) + pad), int64(I.gmem_addr(src, 0)),
+            int64(I.gmem_addr(dst, 0)), int64(cuda.gridDim.x), int64(cuda.blockIdx.x))
+
+
+@_dev
+def bulk_fill(bars, s, base, sa, c, chunk):
+    """Stage ``s`` takes chunk ``c`` by one bulk load, its bytes announced on the stage's
+    barrier."""
+    bar = I.smem_addr(bars, s)
+    I.mbarrier_arrive_expect_tx(bar, uint32(chunk))
+    I.bulk_load(uint32(base + s * chunk), uint64(sa + c * chunk), uint32(chunk), bar)
+
+
+@_dev
+def bulk_ring_start(bars, S, base, sa, G, b, nchunks, chunk):
+    """The stages' barriers initialised (thread 0), then thread 0 fills the ring with the
+    block's first ``S`` chunks."""
+    t = cuda.threadIdx.x
     if t == 0:
         for s in range(S):
             I.mbarrier_init(I.smem_addr(bars, s), 1)
         I.fence_proxy_async()
     cuda.syncthreads()
-    if t != 0:
+    if t == 0:
+        for s in range(S):
+            if b + s * G < nchunks:
+                bulk_fill(bars, s, base, sa, b + s * G, chunk)
+
+
+@_dev
+def bulk_wait(bars, S, k):
+    """Wait for iteration ``k``'s stage to be full."""
+    bar = I.smem_addr(bars, k % S)
+    while not I.mbarrier_try_wait_parity(bar, uint32((k // S) & 1)):
+        pass
+
+
+@cuda.jit
+def bulk_copy(src, dst, nchunks, chunk, S):
+    sh = cuda.shared.array(0, np.uint8)
+    bars = cuda.shared.array(MAX_STAGES, np.uint64)
+    base, sa, da, G, b = ring_base(sh, src, dst)
+    bulk_ring_start(bars, S, base, sa, G, b, nchunks, chunk)
+    if cuda.threadIdx.x != 0:
         return
-    for s in range(S):
-        c = b + s * G
-        if c < nchunks:
-            bar = I.smem_addr(bars, s)
-            I.mbarrier_arrive_expect_tx(bar, uint32(chunk))
-            I.bulk_load(uint32(base + s * chunk), uint64(sa + c * chunk), uint32(chunk), bar)
     k, c, cp = int64(0), b, int64(0)
     while c < nchunks:
-        s = k % S
-        bar = I.smem_addr(bars, s)
-        while not I.mbarrier_try_wait_parity(bar, uint32((k // S) & 1)):
-            pass
-        I.bulk_store(uint64(da + c * chunk), uint32(base + s * chunk), uint32(chunk))
+        bulk_wait(bars, S, k)
+        I.bulk_store(uint64(da + c * chunk), uint32(base + (k % S) * chunk), uint32(chunk))
         I.bulk_commit_group()
         if k >= 1:  # the previous stage, once its store has read it, takes its next chunk
             cn = cp + S * G
             if cn < nchunks:
-                sp = (k - 1) % S
                 I.bulk_wait_group_read(1)
-                barp = I.smem_addr(bars, sp)
-                I.mbarrier_arrive_expect_tx(barp, uint32(chunk))
-                I.bulk_load(uint32(base + sp * chunk), uint64(sa + cn * chunk), uint32(chunk),
-                            barp)
+                bulk_fill(bars, (k - 1) % S, base, sa, cn, chunk)
         cp = c
         c += G
         k += 1
@@ -89,37 +114,18 @@ def bulk_stg_copy(src, dst, nchunks, chunk, S):
     sh = cuda.shared.array(0, np.uint8)
     bars = cuda.shared.array(MAX_STAGES, np.uint64)
     t = int64(cuda.threadIdx.x)
-    pad = (128 - I.smem_addr(sh, 0) % 128) % 128
-    base = int64(I.smem_addr(sh, 0) + pad)
-    sa, da = int64(I.gmem_addr(src, 0)), int64(I.gmem_addr(dst, 0))
-    G, b = int64(cuda.gridDim.x), int64(cuda.blockIdx.x)
-    if t == 0:
-        for s in range(S):
-            I.mbarrier_init(I.smem_addr(bars, s), 1)
-        I.fence_proxy_async()
-    cuda.syncthreads()
-    if t == 0:
-        for s in range(S):
-            c = b + s * G
-            if c < nchunks:
-                bar = I.smem_addr(bars, s)
-                I.mbarrier_arrive_expect_tx(bar, uint32(chunk))
-                I.bulk_load(uint32(base + s * chunk), uint64(sa + c * chunk), uint32(chunk), bar)
+    base, sa, da, G, b = ring_base(sh, src, dst)
+    bulk_ring_start(bars, S, base, sa, G, b, nchunks, chunk)
     k, c = int64(0), b
     while c < nchunks:
         s = k % S
-        bar = I.smem_addr(bars, s)
-        while not I.mbarrier_try_wait_parity(bar, uint32((k // S) & 1)):
-            pass
+        bulk_wait(bars, S, k)
         for i in range(t * 16, chunk, THREADS * 16):
             v = I.ld_shared_v4(uint32(base + s * chunk + i))
             I.st_global_v4(uint64(da + c * chunk + i), v)
         cuda.syncthreads()  # every thread has read stage s: it may be refilled
-        if t == 0:
-            cn = c + S * G
-            if cn < nchunks:
-                I.mbarrier_arrive_expect_tx(bar, uint32(chunk))
-                I.bulk_load(uint32(base + s * chunk), uint64(sa + cn * chunk), uint32(chunk), bar)
+        if t == 0 and c + S * G < nchunks:
+            bulk_fill(bars, s, base, sa, c + S * G, chunk)
         c += G
         k += 1
 
@@ -132,10 +138,7 @@ def make_cpasync(S):
     def cpasync_copy(src, dst, nchunks, chunk, stages):
         sh = cuda.shared.array(0, np.uint8)
         t = int64(cuda.threadIdx.x)
-        pad = (128 - I.smem_addr(sh, 0) % 128) % 128
-        base = int64(I.smem_addr(sh, 0) + pad)
-        sa, da = int64(I.gmem_addr(src, 0)), int64(I.gmem_addr(dst, 0))
-        G, b = int64(cuda.gridDim.x), int64(cuda.blockIdx.x)
+        base, sa, da, G, b = ring_base(sh, src, dst)
         for s in range(S - 1):  # S - 1 chunks in flight ahead of the one being stored
             c = b + s * G
             if c < nchunks:
