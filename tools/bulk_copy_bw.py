@@ -15,6 +15,8 @@ Variants, each copying the same bytes src -> dst (dst poisoned first, checked af
               block per tile, or a persistent grid
   ldgT        the same, a block per tile, with other thread counts: tiles of 8-16 KB by more
               threads, tiles of 1-4 KB by threads of 2-8 loads
+  coupled     a block per tile whose loads and stores a barrier splits, as a row reduction does:
+              none, the block's, or a cluster's (2-4 CTAs, launched by runner.launch_jit)
 ``python tools/bulk_copy_bw.py [--mib 1024,256]``; ``--sim`` checks every variant on a small
 copy in numba's simulator (no GPU).
 """
@@ -201,16 +203,57 @@ LDG_T = {(1, 512): make_ldg(1, 512), (1, 1024): make_ldg(1, 1024), (4, 32): make
          (2, 64): make_ldg(2, 64), (8, 32): make_ldg(8, 32)}
 
 
+def make_coupled(U, T, couple, cluster=1):
+    """:func:`make_ldg`'s copy, a block per tile, with the tile's loads and stores split by a
+    barrier the way a row reduction splits them: ``couple`` 0 none, 1 the block's barrier, 2 the
+    cluster's (arrive + wait: every CTA of the cluster has loaded before any stores). A cluster
+    of ``cluster`` CTAs of ``U`` x ``T`` x 16 bytes each is one "row" of that many bytes."""
+    NW = 4 * U
+
+    @cuda.jit
+    def coupled_copy(src, dst, ntiles, tile, step):
+        t = int64(cuda.threadIdx.x)
+        sa, da = int64(I.gmem_addr(src, 0)), int64(I.gmem_addr(dst, 0))
+        b = int64(cuda.blockIdx.x)
+        w = cuda.local.array(NW, np.uint32)
+        off = b * tile + t * 16
+        for u in range(U):
+            v = I.ld_global_v4(uint64(sa + off + u * T * 16))
+            for j in range(4):
+                w[4 * u + j] = v[j]
+        if couple == 1:
+            cuda.syncthreads()
+        elif couple == 2:
+            I.barrier_cluster_arrive()
+            I.barrier_cluster_wait()
+        for u in range(U):
+            I.st_global_v4(uint64(da + off + u * T * 16),
+                           (w[4 * u], w[4 * u + 1], w[4 * u + 2], w[4 * u + 3]))
+
+    if cluster > 1:
+        coupled_copy.nbk_cluster = (cluster, 1, 1)  # launched by runner.launch_jit
+    return coupled_copy
+
+
+#: (U, threads, coupling, cluster): 4 KB tiles free, tied by their block, tied four or two to a
+#: 16 or 8 KB cluster "row"; 16 KB tiles of one block tied by its barrier (a 16-bit row of 8192
+#: as the row kernels hold it) and 8 KB tiles in clusters of two (the same 16 KB over 2 CTAs)
+COUPLED = {key: make_coupled(*key) for key in [
+    (2, 128, 0, 1), (2, 128, 1, 1), (2, 128, 2, 4), (2, 128, 2, 2), (8, 128, 1, 1),
+    (1, 1024, 1, 1), (4, 128, 2, 2)]}
+
+
 SIG = (types.uint8[::1], types.uint8[::1], types.int64, types.int64, types.int64)
 KERNELS = {"bulk": (bulk_copy, 32), "bulk_stg": (bulk_stg_copy, THREADS),
-           "cpasync": (CPASYNC, THREADS), "ldg": (LDG, THREADS), "ldgT": (LDG_T, None)}
+           "cpasync": (CPASYNC, THREADS), "ldg": (LDG, THREADS), "ldgT": (LDG_T, None),
+           "coupled": (COUPLED, None)}
 
 
 def kernel_of(variant, stages):
     """(kernel, threads) of a variant; ``stages`` picks among a family's builds (for "ldgT" a
     (U, threads) pair)."""
     kern, threads = KERNELS[variant]
-    if variant == "ldgT":
+    if variant in ("ldgT", "coupled"):
         return kern[stages], stages[1]
     return (kern[stages] if isinstance(kern, dict) else kern), threads
 
@@ -224,6 +267,8 @@ def configs(variant):
         return [(16384, 4, 1), (16384, 4, 2), (16384, 6, 2), (8192, 8, 2), (32768, 3, 2)]
     if variant == "ldgT":  # (bytes a thread, (U, threads), a block per tile)
         return [(16 * U, (U, T), 0) for U, T in LDG_T]
+    if variant == "coupled":  # (bytes a thread, (U, threads, coupling, cluster), a block a tile)
+        return [(16 * key[0], key, 0) for key in COUPLED]
     if variant == "ldg":  # (bytes a thread, U, blocks an SM; 0: a block per tile)
         return [(16 * U, U, 0) for U in (1, 2, 4, 8)] + [(64, 4, 8), (64, 4, 16), (128, 8, 8)]
     return [(8192, 2, 4), (8192, 4, 2), (16384, 2, 3), (16384, 3, 2), (8192, 3, 4)]
@@ -231,11 +276,19 @@ def configs(variant):
 
 def launch(variant, src, dst, chunk, stages, blocks, stream=0):
     kern, threads = kernel_of(variant, stages)
-    if variant in ("ldg", "ldgT"):  # chunk: bytes a thread; stages: U; blocks: the grid (0: all)
+    if variant in ("ldg", "ldgT", "coupled"):  # chunk: bytes a thread; blocks: the grid (0: all)
         tile = threads * chunk
         ntiles = src.size // tile
         grid = blocks or ntiles
-        kern[grid, threads, stream](src, dst, np.int64(ntiles), np.int64(tile), np.int64(grid))
+        args = (src, dst, np.int64(ntiles), np.int64(tile), np.int64(grid))
+        if getattr(kern, "nbk_cluster", None) is None:
+            kern[grid, threads, stream](*args)
+            return
+        from nbkernels import arrays, runner  # numba's dispatcher cannot launch clusters
+        from nbkernels.arch import Arch
+        args = (arrays.as_view(src, "src"), arrays.as_view(dst, "dst")) + args[2:]
+        runner.launch_jit(kern, SIG, (grid, 1, 1), (threads, 1, 1), 0, stream, args,
+                          ("bulk_copy_bw", "coupled") + tuple(stages), Arch.parse("sm_90"))
         return
     smem = stages * chunk + 128
     nchunks = src.size // chunk
@@ -247,8 +300,10 @@ def check_sim():
     """Each variant and a few configurations on a 64 KB copy through the simulator."""
     rng = np.random.default_rng()
     for variant in KERNELS:
-        cases = [(1024, 2, 3), (1024, 4, 5), (2048, 3, 2)] if variant not in ("ldg", "ldgT") \
-            else [(16, 1, 0), (64, 4, 3), (128, 8, 0)] if variant == "ldg" else configs(variant)
+        cases = [(1024, 2, 3), (1024, 4, 5), (2048, 3, 2)] if variant not in ("ldg", "ldgT",
+                                                                           "coupled") \
+            else [(16, 1, 0), (64, 4, 3), (128, 8, 0)] if variant == "ldg" else \
+            [c for c in configs(variant) if c[1][-1] == 1]  # the simulator runs no clusters
         for chunk, stages, blocks in cases:
             src = rng.integers(0, 256, 64 * 1024, dtype=np.uint8)
             dst = np.full_like(src, 0xA5)
@@ -273,7 +328,7 @@ def time_gpu(mibs, reps=15):
     print(f"{cupy.cuda.runtime.getDeviceProperties(dev.id)['name'].decode()}, {sms} SMs")
     for variant in KERNELS:
         for ch, st, _ in configs(variant):
-            if variant not in ("ldg", "ldgT"):
+            if variant not in ("ldg", "ldgT", "coupled"):
                 nbkernels.enable_large_shared_memory(kernel_of(variant, st)[0], SIG,
                                                      st * ch + 128)
     rows = []
@@ -309,9 +364,12 @@ def time_gpu(mibs, reps=15):
             for chunk, stages, bps in configs(variant):
                 def fn(s, d, v=variant, c=chunk, st=stages, bl=bps * sms):
                     launch(v, s, d, c, st, bl)
-                cfg = f"{chunk // 1024}KBx{stages} {bps}/SM" if variant not in ("ldg", "ldgT") \
+                cfg = f"{chunk // 1024}KBx{stages} {bps}/SM" if variant not in ("ldg", "ldgT",
+                                                                                "coupled") \
                     else f"U{stages} " + (f"{bps}/SM" if bps else "all tiles") if variant == "ldg" \
-                    else f"U{stages[0]} T{stages[1]} ({chunk * stages[1] // 1024} KB)"
+                    else f"U{stages[0]} T{stages[1]} ({chunk * stages[1] // 1024} KB)" + (
+                        "" if variant == "ldgT" else
+                        f" {('free', 'block', 'cluster')[stages[2]]} x{stages[3]}")
                 checked(fn, f"{variant} {cfg}")
                 bw = timed(fn)
                 ref2 = timed(cupy_copy)  # the peer again beside each variant: the clock drifts
