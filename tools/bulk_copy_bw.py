@@ -170,10 +170,14 @@ def make_cpasync(S):
 CPASYNC = {S: make_cpasync(S) for S in (2, 3, 4)}
 
 
-def make_ldg(U, T=THREADS):
+def make_ldg(U, T=THREADS, couple=0, cluster=1):
     """A copy through registers, no shared memory: each of ``T`` threads loads ``U`` 16-byte
     pieces (LDG.128, ``T`` x 16 B apart) of its block's tile and stores them (STG.128); blocks
-    walk tiles ``step`` apart (``step`` = the grid: one tile a block where it covers them all)."""
+    walk tiles ``step`` apart (``step`` = the grid: one tile a block where it covers them all).
+    ``couple`` splits each tile's loads from its stores by a barrier, the way a row reduction
+    does: 0 none, 1 the block's, 2 the cluster's (arrive + wait: every CTA of the cluster has
+    loaded before any stores; a cluster of ``cluster`` CTAs is then one "row" of ``cluster``
+    tiles, and every CTA must walk as many tiles: a grid of one tile a block)."""
     NW = 4 * U
 
     @cuda.jit
@@ -188,11 +192,18 @@ def make_ldg(U, T=THREADS):
                 v = I.ld_global_v4(uint64(sa + off + u * T * 16))
                 for j in range(4):
                     w[4 * u + j] = v[j]
+            if couple == 1:
+                cuda.syncthreads()
+            elif couple == 2:
+                I.barrier_cluster_arrive()
+                I.barrier_cluster_wait()
             for u in range(U):
                 I.st_global_v4(uint64(da + off + u * T * 16),
                                (w[4 * u], w[4 * u + 1], w[4 * u + 2], w[4 * u + 3]))
             b += step
 
+    if cluster > 1:
+        ldg_copy.nbk_cluster = (cluster, 1, 1)  # launched by runner.launch_jit
     return ldg_copy
 
 
@@ -203,42 +214,10 @@ LDG_T = {(1, 512): make_ldg(1, 512), (1, 1024): make_ldg(1, 1024), (4, 32): make
          (2, 64): make_ldg(2, 64), (8, 32): make_ldg(8, 32)}
 
 
-def make_coupled(U, T, couple, cluster=1):
-    """:func:`make_ldg`'s copy, a block per tile, with the tile's loads and stores split by a
-    barrier the way a row reduction splits them: ``couple`` 0 none, 1 the block's barrier, 2 the
-    cluster's (arrive + wait: every CTA of the cluster has loaded before any stores). A cluster
-    of ``cluster`` CTAs of ``U`` x ``T`` x 16 bytes each is one "row" of that many bytes."""
-    NW = 4 * U
-
-    @cuda.jit
-    def coupled_copy(src, dst, ntiles, tile, step):
-        t = int64(cuda.threadIdx.x)
-        sa, da = int64(I.gmem_addr(src, 0)), int64(I.gmem_addr(dst, 0))
-        b = int64(cuda.blockIdx.x)
-        w = cuda.local.array(NW, np.uint32)
-        off = b * tile + t * 16
-        for u in range(U):
-            v = I.ld_global_v4(uint64(sa + off + u * T * 16))
-            for j in range(4):
-                w[4 * u + j] = v[j]
-        if couple == 1:
-            cuda.syncthreads()
-        elif couple == 2:
-            I.barrier_cluster_arrive()
-            I.barrier_cluster_wait()
-        for u in range(U):
-            I.st_global_v4(uint64(da + off + u * T * 16),
-                           (w[4 * u], w[4 * u + 1], w[4 * u + 2], w[4 * u + 3]))
-
-    if cluster > 1:
-        coupled_copy.nbk_cluster = (cluster, 1, 1)  # launched by runner.launch_jit
-    return coupled_copy
-
-
 #: (U, threads, coupling, cluster): 4 KB tiles free, tied by their block, tied four or two to a
 #: 16 or 8 KB cluster "row"; 16 KB tiles of one block tied by its barrier (a 16-bit row of 8192
 #: as the row kernels hold it) and 8 KB tiles in clusters of two (the same 16 KB over 2 CTAs)
-COUPLED = {key: make_coupled(*key) for key in [
+COUPLED = {key: make_ldg(*key) for key in [
     (2, 128, 0, 1), (2, 128, 1, 1), (2, 128, 2, 4), (2, 128, 2, 2), (8, 128, 1, 1),
     (1, 1024, 1, 1), (4, 128, 2, 2)]}
 
