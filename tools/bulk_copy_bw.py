@@ -31,10 +31,11 @@ import numpy as np
 if "--sim" in sys.argv:
     os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
 
-from numba import cuda, int64, types, uint32, uint64  # noqa: E402
+from numba import cuda, float32, int64, types, uint32, uint64  # noqa: E402
 
 import nbkernels  # noqa: E402
 from nbkernels import intrinsics as I  # noqa: E402
+from nbkernels.rows.device import MAX_WARPS, group_sum  # noqa: E402
 
 MAX_STAGES = 16
 THREADS = 128
@@ -177,11 +178,17 @@ def make_ldg(U, T=THREADS, couple=0, cluster=1):
     ``couple`` splits each tile's loads from its stores by a barrier, the way a row reduction
     does: 0 none, 1 the block's, 2 the cluster's (arrive + wait: every CTA of the cluster has
     loaded before any stores; a cluster of ``cluster`` CTAs is then one "row" of ``cluster``
-    tiles, and every CTA must walk as many tiles: a grid of one tile a block)."""
+    tiles, and every CTA must walk as many tiles: a grid of one tile a block); 3 a row
+    reduction's: the threads' sums of their words' low bytes (float32) summed over the block
+    (rows.device.group_sum, as the row kernels) and, in a cluster, sent to every
+    other CTA through distributed shared memory before one cluster barrier; the stores wait
+    on the total (a branch on it that is never taken)."""
     NW = 4 * U
 
     @cuda.jit
     def ldg_copy(src, dst, ntiles, tile, step):
+        red = cuda.shared.array((2, MAX_WARPS), float32)
+        got = cuda.shared.array(4, float32)  # a slot per cluster rank
         t = int64(cuda.threadIdx.x)
         sa, da = int64(I.gmem_addr(src, 0)), int64(I.gmem_addr(dst, 0))
         b = int64(cuda.blockIdx.x)
@@ -197,6 +204,23 @@ def make_ldg(U, T=THREADS, couple=0, cluster=1):
             elif couple == 2:
                 I.barrier_cluster_arrive()
                 I.barrier_cluster_wait()
+            elif couple == 3:
+                s = float32(0)
+                for j in range(NW):
+                    s += float32(w[j] & 0xFF)
+                s = group_sum(s, T, red, 0)  # the row kernels' block reduction
+                if cluster > 1:
+                    me = I.cluster_ctarank()
+                    if t < cluster:  # thread r sends this CTA's sum to rank r's slot `me`
+                        I.st_shared_cluster_f32(
+                            I.mapa_shared_cluster(I.smem_addr(got, me), uint32(t)), s)
+                    I.barrier_cluster_arrive()
+                    I.barrier_cluster_wait()
+                    s = float32(0)
+                    for k in range(cluster):
+                        s += got[k]
+                if s < float32(0):  # never: the stores depend on the total
+                    w[0] = ~w[0]
             for u in range(U):
                 I.st_global_v4(uint64(da + off + u * T * 16),
                                (w[4 * u], w[4 * u + 1], w[4 * u + 2], w[4 * u + 3]))
@@ -219,7 +243,10 @@ LDG_T = {(1, 512): make_ldg(1, 512), (1, 1024): make_ldg(1, 1024), (4, 32): make
 #: as the row kernels hold it) and 8 KB tiles in clusters of two (the same 16 KB over 2 CTAs)
 COUPLED = {key: make_ldg(*key) for key in [
     (2, 128, 0, 1), (2, 128, 1, 1), (2, 128, 2, 4), (2, 128, 2, 2), (8, 128, 1, 1),
-    (1, 1024, 1, 1), (4, 128, 2, 2)]}
+    (1, 1024, 1, 1), (4, 128, 2, 2),
+    # a row reduction's coupling (3): 16 KB of one block (128 or 256 threads) against the
+    # same 16 KB over two CTAs (the sums met through distributed shared memory), or four
+    (8, 128, 3, 1), (4, 256, 3, 1), (4, 128, 3, 2), (2, 256, 3, 2), (2, 128, 3, 4)]}
 
 
 SIG = (types.uint8[::1], types.uint8[::1], types.int64, types.int64, types.int64)
@@ -348,7 +375,7 @@ def time_gpu(mibs, reps=15):
                     else f"U{stages} " + (f"{bps}/SM" if bps else "all tiles") if variant == "ldg" \
                     else f"U{stages[0]} T{stages[1]} ({chunk * stages[1] // 1024} KB)" + (
                         "" if variant == "ldgT" else
-                        f" {('free', 'block', 'cluster')[stages[2]]} x{stages[3]}")
+                        f" {('free', 'block', 'cluster', 'reduce')[stages[2]]} x{stages[3]}")
                 checked(fn, f"{variant} {cfg}")
                 bw = timed(fn)
                 ref2 = timed(cupy_copy)  # the peer again beside each variant: the clock drifts

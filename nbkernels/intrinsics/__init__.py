@@ -37,6 +37,7 @@ from .hopper import (
     mapa_shared_cluster,
     setmaxnreg_dec,
     setmaxnreg_inc,
+    st_shared_cluster_f32,
     stmatrix_x1,
     stmatrix_x1_trans,
     stmatrix_x2,

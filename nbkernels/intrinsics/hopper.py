@@ -23,7 +23,9 @@
   ``fence_mbarrier_init()`` orders this thread's ``mbarrier_init`` before the other CTAs'
   accesses that follow a cluster barrier. numba's simulator runs the blocks of a grid one at a
   time, so it models clusters of one CTA (rank 0 of 1): the cluster barrier is a block-wide
-  barrier there and ``mapa_shared_cluster`` takes rank 0 only. A launch without a cluster
+  barrier there and ``mapa_shared_cluster`` takes rank 0 only. ``st_shared_cluster_f32(addr,
+  value)`` stores into the shared memory of the CTA a ``mapa_shared_cluster`` address names
+  (distributed shared memory; visible there after a cluster barrier). A launch without a cluster
   shape is such a cluster of one on the GPU too.
 """
 from __future__ import annotations
@@ -196,6 +198,22 @@ mapa_shared_cluster = build(InstructionSpec(
     doc="The shared::cluster address of the same offset as addr in CTA rank of the cluster."))
 
 
+def _st_cluster_sim(addr, value):
+    # a shared::cluster address from mapa_shared_cluster: in a cluster of one, this CTA's own
+    sim.shared_bytes(int(addr), 4, "st_shared_cluster_f32").view(np.float32)[0] = value
+
+
+st_shared_cluster_f32 = build(InstructionSpec(
+    name="st_shared_cluster_f32", family="cluster",
+    ptx="st.shared::cluster.f32 [$addr], $value;",
+    inputs=(Operand("addr", types.uint32,
+                    doc="4-byte-aligned shared::cluster address (mapa_shared_cluster)"),
+            Operand("value", types.float32)),
+    min_arch=SM90, min_ptx=(7, 8), memory=True, sass=("ST.E",), simulate=_st_cluster_sim,
+    doc="Store one float32 into the shared memory of a CTA of this cluster (distributed "
+        "shared memory); a later cluster barrier makes it visible there."))
+
+
 def _cluster_barrier(name, ptx, doc, simulate, sass):
     return build(InstructionSpec(
         name=name, family="cluster", ptx=ptx, min_arch=SM90, min_ptx=(8, 0), memory=True,
@@ -222,5 +240,5 @@ fence_mbarrier_init = _cluster_barrier(
 __all__ = ["fence_proxy_async", "setmaxnreg_inc", "setmaxnreg_dec", "stmatrix_x1",
            "stmatrix_x2", "stmatrix_x4", "stmatrix_x1_trans", "stmatrix_x2_trans",
            "stmatrix_x4_trans", "elect_sync", "cluster_ctarank", "cluster_nctarank",
-           "mapa_shared_cluster", "barrier_cluster_arrive", "barrier_cluster_arrive_relaxed",
+           "mapa_shared_cluster", "st_shared_cluster_f32", "barrier_cluster_arrive", "barrier_cluster_arrive_relaxed",
            "barrier_cluster_wait", "fence_mbarrier_init"]

@@ -282,13 +282,14 @@ _register(HopperProbe(
 # ---------------------------------------------------------------------------------------------
 # Cluster instructions in a cluster of one CTA (a launch without a cluster shape, and what
 # numba's simulator models): rank 0 of 1, multicast to ctaMask 0b1, mapa to rank 0, a remote
-# arrival on the block's own barrier, split cluster barriers. The two-CTA case runs in the
-# cluster GEMM (tests/test_gemm_sm90a_gpu.py).
+# arrival on the block's own barrier, a store through distributed shared memory, split cluster
+# barriers. The two-CTA case runs in the cluster GEMM (tests/test_gemm_sm90a_gpu.py).
 # ---------------------------------------------------------------------------------------------
 @cuda.jit
-def _cluster_kernel(src, src3, raw, box3, flags, tmaps):
+def _cluster_kernel(src, src3, raw, box3, flags, dsm, tmaps):
     sh = cuda.shared.array(0, np.uint8)
     bars = cuda.shared.array(2, np.uint64)
+    slots = cuda.shared.array(128, np.float32)
     t = cuda.threadIdx.x
     pad = (1024 - memory.smem_addr(sh, 0) % 1024) % 1024
     base = memory.smem_addr(sh, 0) + pad
@@ -322,13 +323,21 @@ def _cluster_kernel(src, src3, raw, box3, flags, tmaps):
         pass
     if t == 0:
         flags[2] = mbarrier.mbarrier_try_wait_parity(b1, 0)
+    # distributed shared memory: each thread stores into the slot of its own index in the CTA
+    # of its rank, and after a cluster barrier reads the slot its neighbour stored
+    hopper.st_shared_cluster_f32(hopper.mapa_shared_cluster(memory.smem_addr(slots, t), rank),
+                                 np.float32(t) * np.float32(0.5) + np.float32(rank))
+    hopper.barrier_cluster_arrive()
+    hopper.barrier_cluster_wait()
+    dsm[t] = slots[(t + 1) % 128]
     hopper.barrier_cluster_arrive_relaxed()
     hopper.barrier_cluster_wait()
 
 
 def _cluster_reference(inp):
     ref = _tma_reference(inp)
-    return {"raw": ref["raw"], "box3": ref["box3"], "flags": np.array([0, 1, 1], np.uint32)}
+    return {"raw": ref["raw"], "box3": ref["box3"], "flags": np.array([0, 1, 1], np.uint32),
+            "dsm": ((np.arange(128) + 1) % 128 * 0.5).astype(np.float32)}
 
 
 def _cluster_maps(d):
@@ -341,13 +350,14 @@ def _cluster_maps(d):
 _register(HopperProbe(
     "cluster_of_one",
     ("tma_load_2d_multicast", "tma_load_3d_multicast", "cluster_ctarank", "cluster_nctarank",
-     "mapa_shared_cluster", "mbarrier_arrive_cluster", "barrier_cluster_arrive",
+     "mapa_shared_cluster", "st_shared_cluster_f32", "mbarrier_arrive_cluster",
+     "barrier_cluster_arrive",
      "barrier_cluster_arrive_relaxed", "barrier_cluster_wait", "fence_mbarrier_init",
      "fence_proxy_tensormap_acquire", "mbarrier_init", "mbarrier_arrive_expect_tx",
      "mbarrier_try_wait_parity", "fence_proxy_async", "smem_addr"),
     _cluster_kernel, _tma_inputs,
     lambda inp: {"raw": np.empty(_BYTES0, np.uint8), "box3": np.empty(_BYTES3, np.uint8),
-                 "flags": np.empty(3, np.uint32)},
+                 "flags": np.empty(3, np.uint32), "dsm": np.empty(128, np.float32)},
     _cluster_reference, threads=128, shared_bytes=1024 + 8192 + _BYTES3,
     make_maps=_cluster_maps))
 
