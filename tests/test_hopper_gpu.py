@@ -136,3 +136,57 @@ def test_a_new_map_store_entry_does_not_wait_for_work_queued_on_the_default_stre
     got = cupy.empty(128, cupy.uint8)
     cupy.cuda.runtime.memcpy(got.data.ptr, ptr, 128, 3)  # device to device
     np.testing.assert_array_equal(cupy.asnumpy(got), blob)
+
+
+def _dsmem_kernel(cluster):
+    @cuda.jit
+    def kernel(vals, out):
+        """Thread t of CTA r stores vals[block, t] into slot r of every CTA's row t (its own
+        included) through distributed shared memory; after one cluster barrier each CTA reads
+        its slots back. A CTA's peers are the other ranks of its cluster."""
+        slots = cuda.shared.array((128, 4), np.float32)
+        t = cuda.threadIdx.x
+        b = cuda.blockIdx.x
+        me = I.cluster_ctarank()
+        for i in range(4):
+            slots[t, i] = np.float32(-1)
+        I.barrier_cluster_arrive()  # every CTA's slots are poisoned before any peer stores
+        I.barrier_cluster_wait()
+        for r in range(cluster):
+            I.st_shared_cluster_f32(I.mapa_shared_cluster(I.smem_addr(slots, (t, me)), r),
+                                    vals[b, t])
+        I.barrier_cluster_arrive()
+        I.barrier_cluster_wait()
+        for i in range(4):
+            out[b, t, i] = slots[t, i]
+        out[b, t, 4] = np.float32(me)
+
+    kernel.nbk_cluster = (cluster, 1, 1)
+    return kernel
+
+
+@pytest.mark.parametrize("cluster", [2, 4])
+def test_distributed_shared_memory_store_reaches_every_cta_of_the_cluster(cluster):
+    import cupy
+    from numba import types
+
+    from nbkernels import arrays, runner
+    from nbkernels.arch import Arch
+
+    rng = np.random.default_rng()
+    blocks = 4 * cluster
+    vals = rng.standard_normal((blocks, 128)).astype(np.float32)
+    d_vals = cupy.asarray(vals)
+    d_out = cupy.full((blocks, 128, 5), np.nan, np.float32)  # poisoned
+    sig = (types.float32[:, ::1], types.float32[:, :, ::1])
+    runner.launch_jit(_dsmem_kernel(cluster), sig, (blocks, 1, 1), (128, 1, 1), 0, 0,
+                      (arrays.as_view(d_vals, "vals"), arrays.as_view(d_out, "out")),
+                      ("test_dsmem", cluster), Arch.parse("sm_90"))
+    out = cupy.asnumpy(d_out)
+    expect = np.full((blocks, 128, 5), -1, np.float32)
+    for b in range(blocks):
+        first = b - b % cluster  # the cluster's rank 0 (clusters are consecutive blocks in x)
+        for r in range(cluster):
+            expect[b, :, r] = vals[first + r]
+        expect[b, :, 4] = b % cluster
+    np.testing.assert_array_equal(out, expect)
