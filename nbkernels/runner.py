@@ -172,9 +172,12 @@ def persisted(key_parts) -> bool:
 def _function(kernel, sig, arch, key_parts, smem):
     """(cache key, loaded function) of a kernel: built or read from disk once per process."""
     persist = persisted(key_parts)
+    # keyed by the kernel's id, and the entry holds the kernel: while the entry stands, no
+    # other kernel can be given that id (a kernel built per call and freed, e.g. one per
+    # cluster shape, once handed its successor the build of the shape before)
     mem_key = (id(kernel), sig, str(arch))
     entry = _built.get(mem_key)
-    if entry is None:
+    if entry is None or entry[3] is not kernel:
         cluster = getattr(kernel, "nbk_cluster", None)
         key = launch.cache_key(kernel.py_func.__qualname__.split(".")[0], key_parts + (str(sig),),
                                arch, cluster)
@@ -183,8 +186,8 @@ def _function(kernel, sig, arch, key_parts, smem):
         bounds = getattr(kernel, "nbk_launch_bounds", None)
         cubin, name = launch.build(kernel.py_func, sig, arch, key, bounds, cluster) if persist \
             else build_unpersisted(kernel, sig, arch, key, bounds, cluster)
-        entry = _built[mem_key] = (key, cubin, name)
-    key, cubin, name = entry
+        entry = _built[mem_key] = (key, cubin, name, kernel)
+    key, cubin, name, _ = entry
     return key, launch.function(key, cubin, name, smem)
 
 

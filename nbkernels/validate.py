@@ -26,7 +26,7 @@ def _target_images(target: Arch) -> list:
     from . import runner
 
     out = []
-    for (_, _, arch), (key, image, _) in list(runner._built.items()):
+    for (_, _, arch), (key, image, _, _) in list(runner._built.items()):
         if arch != str(target):
             continue
         text = image.decode(errors="replace") if isinstance(image, bytes) else ""

@@ -118,24 +118,35 @@ def test_tensor_map_is_encoded_by_the_driver():
     np.testing.assert_array_equal(enc(ptr), want)
 
 
-def test_a_new_map_store_entry_does_not_wait_for_work_queued_on_the_default_stream():
-    """A map is copied to the device on the store's own non-blocking stream: with ~0.5 s of
-    work queued on the legacy default stream, a miss returns while that work still runs (a
-    synchronous cuMemcpyHtoD, the store's copy before session 19, waited for it)."""
+def test_a_gemm_on_new_operands_does_not_wait_for_work_queued_on_the_default_stream():
+    """The sm90a GEMM passes its operands' tensor maps in the launch's parameters (session 33;
+    before, a device map store copied each new map, and a synchronous copy waited for queued
+    work): with ~0.5 s of work queued on the legacy default stream, a call on operands it has
+    never seen returns while that work still runs, and its result is right once it has run."""
     cupy = pytest.importorskip("cupy")
     torch = pytest.importorskip("torch")
-    x = cupy.zeros((64, 64), np.float32)
-    blob = tensormap.encode_tiled(x.data.ptr, np.float32, (64, 64), (256, 4), (32, 32),
-                                  swizzle=128).bytes
-    store = tensormap.MapStore(cupy.cuda.Device().id, 128)
+    import nbkernels
+
+    rng = np.random.default_rng()
+
+    def operands():
+        return [cupy.asarray(rng.standard_normal((1024, 1024)).astype(np.float16))
+                for _ in range(2)]
+
+    warm = operands()
+    assert "sm90a" in nbkernels.explain(*warm), nbkernels.explain(*warm)
+    nbkernels.gemm(*warm)  # compiled and loaded: the timed call below pays none of it
+    a, b = operands()  # new pointers: new tensor maps
+    out = cupy.full((1024, 1024), np.nan, np.float16)  # poisoned
+    cupy.cuda.Device().synchronize()
     torch.cuda._sleep(int(1e9))  # ~0.5 s of spinning (at ~2 GHz) on the legacy stream
-    ptr = store.address(("queued", 1), lambda: blob)
+    nbkernels.gemm(a, b, out=out)
     busy = not cupy.cuda.Stream.null.done
     cupy.cuda.Device().synchronize()
-    assert busy, "the queued work had finished by the time the new entry was written"
-    got = cupy.empty(128, cupy.uint8)
-    cupy.cuda.runtime.memcpy(got.data.ptr, ptr, 128, 3)  # device to device
-    np.testing.assert_array_equal(cupy.asnumpy(got), blob)
+    assert busy, "the queued work had finished by the time the call returned"
+    ref = cupy.asnumpy(a).astype(np.float64) @ cupy.asnumpy(b).astype(np.float64)
+    np.testing.assert_allclose(cupy.asnumpy(out).astype(np.float64), ref, rtol=2e-3,
+                               atol=2e-3 * np.sqrt(1024))
 
 
 def _dsmem_kernel(cluster):
