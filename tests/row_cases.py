@@ -32,7 +32,11 @@ VARIANTS = {None: None, "warp": RowConfig("warp", 32, 4), "block": RowConfig("bl
             # rms_norm's 64-element 16-bit build (a block per row, looping, split)
             "wide": RowConfig("block", 128, per_thread=64),
             "wideloop": RowConfig("block", 64, blocks=2, buffers=2, per_thread=64),
-            "widesplit": RowConfig("split", 32, per_thread=64)}
+            "widesplit": RowConfig("split", 32, per_thread=64),
+            # the register-row layout (16-bit rows on sm_80+; perf-notes r43): a block of 128
+            # threads a row (rows up to 8192), of 64 (up to 4096), of 32 (one warp: no barrier)
+            "regs": RowConfig("regs", 128), "regs64": RowConfig("regs", 64),
+            "regs32": RowConfig("regs", 32)}
 
 
 def _values(rng, shape, special):

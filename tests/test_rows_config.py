@@ -381,3 +381,54 @@ def test_rms_norm_wide_build_by_row_length_and_dram(monkeypatch):
                  ("bf16", "bf16", False, False)):
         with pytest.raises(ValueError, match="64 elements a thread needs 16-bit rows"):
             R.build(*args, 64)
+
+
+# --- the register-row layout (perf-notes r43) --------------------------------------------------
+@pytest.mark.parametrize("n,threads", [(1, 32), (2048, 32), (2049, 64), (4096, 64), (4097, 128),
+                                       (8192, 128), (8193, 256), (32768, 512), (40000, 512)])
+def test_regs_config_takes_the_fewest_threads_that_cover_the_row(n, threads):
+    from nbkernels.rows.config import regs_config
+
+    cfg = regs_config(n)
+    assert (cfg.variant, cfg.threads, cfg.per_thread, cfg.grid(7)) == ("regs", threads, 64, 7)
+
+
+def test_a_forced_regs_layout_longer_than_its_block_holds_is_refused():
+    from nbkernels.rows.config import regs_config
+
+    with pytest.raises(NbkernelsError, match="holds 32768 elements per row, the rows have 40000"):
+        with_chunks(regs_config(40000), 40000)
+
+
+H200_DRAM, H100_DRAM = 4800 / 132, 3350 / 132  # GB/s an SM
+
+
+@pytest.mark.parametrize("n,built,dram,env,want", [
+    (8192, True, H200_DRAM, {}, True),
+    (4097, True, H200_DRAM, {}, True),
+    (4096, True, H200_DRAM, {}, False),  # rows of 4096: the staged layouts (unmeasured in r43)
+    (8193, True, H200_DRAM, {}, False),
+    (8192, False, H200_DRAM, {}, False),  # float32, Turing, rms_norm with a residual
+    (8192, True, H100_DRAM, {}, False),  # the H100: unmeasured
+    (8192, True, 0.0, {}, False),  # bandwidth unknown
+    (8192, True, H200_DRAM, {"NBKERNELS_ROWS_LOOP": "pairs"}, False),  # a loop forced
+    (8192, True, H200_DRAM, {"NBKERNELS_ROW_VARIANT": "block"}, False),
+    (100, True, H100_DRAM, {"NBKERNELS_ROW_VARIANT": "regs"}, True),  # forced anywhere
+])
+def test_regs_layout_is_taken_where_it_was_measured_faster(monkeypatch, n, built, dram, env,
+                                                          want):
+    import types
+
+    from nbkernels.rows import host
+
+    for k in ("NBKERNELS_ROWS_LOOP", "NBKERNELS_ROW_VARIANT"):
+        monkeypatch.delenv(k, raising=False)
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    monkeypatch.setattr(host, "sm_limits", lambda: SmLimits(dram_gbps_per_sm=dram))
+    call = types.SimpleNamespace(sim=False)
+    rows = types.SimpleNamespace(n=n)
+    assert host.wants_regs(call, rows, None, built) is want
+    # a config decides alone: regs or not, whatever the GPU
+    assert host.wants_regs(call, rows, RowConfig("regs", 128), False) is True
+    assert host.wants_regs(call, rows, RowConfig("block", 128), built) is False

@@ -70,6 +70,23 @@ CASES += [("layer_norm", dt, s, lay, sp, var) for dt in ("bfloat16", "float16")
                               ((37, 2000), "contig", "pairs"), ((37, 2000), "contig", "loop1"),
                               ((301, 1000), "contig", None), ((3, 40000), "contig", None))]
 
+# the register-row layout (perf-notes r43): automatic for 16-bit rows of 4097-8192 on the H200
+# (the cases above at 8192, 8191, 5000 and 4097 take it there), and forced: partial threads,
+# rows of a stride, a padded copy, one warp a row, the values the statistics must survive
+CASES += [(op, dt, s, lay, sp, var) for dt in ("bfloat16", "float16")
+          for op in ("rms_norm", "layer_norm", "softmax")
+          for s, lay, sp, var in (((3000, 8192), "contig", None, "regs"),
+                                  ((301, 6000), "rowstride", None, "regs"),
+                                  ((37, 5001), "misaligned", None, "regs"),
+                                  ((600, 4096), "contig", None, "regs64"),
+                                  ((1000, 1000), "contig", None, "regs32"),
+                                  ((64, 8192), "contig", "nonfinite", "regs"),
+                                  ((64, 8192), "contig", "equal", "regs"))]
+CASES += [("softmax", dt, (64, 8000), "contig", sp, "regs") for dt in ("bfloat16", "float16")
+          for sp in ("big", "huge", "near1e4", "warpinf")]
+CASES += [("layer_norm", dt, (300, 8192), "contig", sp, "regs") for dt in ("bfloat16", "float16")
+          for sp in ("firsts", "offset", "bias16", "vecs32")]
+
 
 def _fw(fw):
     if fw == "cupy":
@@ -223,11 +240,11 @@ def test_loop_modes(op, mode, monkeypatch):
 
 
 def test_layout_follows_the_bandwidth_per_sm(monkeypatch):
-    """The automatic layout at 8192 x 8192 on this GPU (perf-notes r18, r27): 16-bit softmax
-    a block per row where DRAM feeds an SM at most 30 GB/s (the H100), blocks of two rows
-    above (the H200); 16-bit rms_norm a block per row on both, of 256 threads (32 elements a
-    thread) at most 30 GB/s and of 128 (its 64-element build) above. The device attributes
-    the rule reads are the driver's."""
+    """The automatic layout at 8192 x 8192 on this GPU (perf-notes r18, r27, r43): where DRAM
+    feeds an SM at most 30 GB/s (the H100), 16-bit softmax and rms_norm a block of 256 threads
+    per row (32 elements a thread); above (the H200), 16-bit softmax, rms_norm and layer_norm
+    in the register-row layout, a block of 128 threads (64 elements a thread) per row. The
+    device attributes the rule reads are the driver's."""
     cupy = pytest.importorskip("cupy")
     from numba import cuda
 
@@ -240,14 +257,19 @@ def test_layout_follows_the_bandwidth_per_sm(monkeypatch):
     assert 5 < bw < 200, f"peak DRAM bandwidth per SM: {bw} GB/s"
     wide = bw > config.PER_ROW_MAX_GBPS_PER_SM
     x = cupy.ones((8192, 8192), cupy.float16)
+    want = (8192, 128, "regs") if wide else (8192, 256, "block")
     for _ in range(2):  # the second call is planned with the kernel's real registers
         nbkernels.softmax(x)
-    assert (host.LAST_PLAN["blocks"], host.LAST_PLAN["threads"]) == \
-        ((4096 if wide else 8192), 256), (bw, host.LAST_PLAN)
+    assert (host.LAST_PLAN["blocks"], host.LAST_PLAN["threads"],
+            host.LAST_PLAN["layout"]) == want, (bw, host.LAST_PLAN)
     for _ in range(2):
         nbkernels.rms_norm(x, x[0])
-    assert (host.LAST_PLAN["blocks"], host.LAST_PLAN["threads"]) == \
-        (8192, 128 if wide else 256), (bw, host.LAST_PLAN)
+    assert (host.LAST_PLAN["blocks"], host.LAST_PLAN["threads"],
+            host.LAST_PLAN["layout"]) == want, (bw, host.LAST_PLAN)
+    if wide:
+        nbkernels.layer_norm(x, x[0], x[1])
+        assert (host.LAST_PLAN["blocks"], host.LAST_PLAN["threads"],
+                host.LAST_PLAN["layout"]) == want, (bw, host.LAST_PLAN)
 
 
 def test_resident_estimate_matches_the_driver():

@@ -138,6 +138,27 @@ FULL_CASES += [("layer_norm", "bfloat16", (3, 4096), "contig", None, "loop2"),
                ("softmax", "bfloat16", (2, 2048), "contig", "big", "oneblock")]
 CASES += FULL_CASES
 
+# the register-row layout (perf-notes r43; 16-bit layer_norm, softmax and rms_norm without a
+# residual): whole rows of 8192 on 128 threads of 64 elements, partial threads (4097: one
+# element past 4096; 5000), rows of a stride and a padded copy, one warp a row (no block
+# barrier), and the values each op's statistics must survive
+REGS_CASES = [(op, dt, (2, 8192), "contig", None, "regs")
+              for op in ("rms_norm", "layer_norm", "softmax") for dt in ("bfloat16", "float16")]
+REGS_CASES += [("layer_norm", "bfloat16", (3, 4097), "contig", "firsts", "regs"),
+               ("layer_norm", "bfloat16", (2, 3000), "contig", "offset", "regs"),
+               ("layer_norm", "float16", (3, 64), "contig", "equal", "regs32"),
+               ("layer_norm", "float16", (4, 90), "contig", "nonfinite", "regs64"),
+               ("layer_norm", "bfloat16", (2, 300), "rowstride", None, "regs64"),
+               ("softmax", "float16", (3, 5000), "contig", "big", "regs"),
+               ("softmax", "float16", (2, 1000), "contig", "warpinf", "regs"),
+               ("softmax", "bfloat16", (3, 300), "contig", "huge", "regs64"),
+               ("softmax", "bfloat16", (4, 90), "contig", "nonfinite", "regs32"),
+               ("softmax", "float16", (2, 2, 70), "misaligned", None, "regs64"),
+               ("rms_norm", "bfloat16", (4, 90), "contig", "nonfinite", "regs32"),
+               ("rms_norm", "float16", (3, 4999), "rowstride", None, "regs"),
+               ("rms_norm", "bfloat16", (1, 1), "contig", None, "regs32")]
+CASES += REGS_CASES
+
 # Turing's path (no cp.async: rows staged through registers; bf16 rounded in integer code)
 SM75_CASES = [(op, dt, (3, 300), "contig", None, var)
               for op in ("rms_norm_residual", "layer_norm", "softmax", "swiglu")
@@ -196,8 +217,11 @@ sys.path.insert(0, "tests")
 import nbkernels as nbk
 from nbkernels.rows import RowConfig, rms_norm_ref, softmax_ref, swiglu_ref
 from row_cases import mismatch
+import ml_dtypes
 rng = np.random.default_rng()
 fails = []
+def nbk_np(a, dt):
+    return a.astype(ml_dtypes.bfloat16 if dt == "bfloat16" else np.float16)
 for cfg in (RowConfig("block", 64, blocks=2, buffers=2),
             RowConfig("block", 64, blocks=2, buffers=1),
             RowConfig("warp", 32, 2, blocks=2, buffers=2)):
@@ -219,6 +243,18 @@ for cfg in (RowConfig("block", 64, blocks=2, buffers=2),
     want = swiglu_ref(g, u)
     nbk.swiglu(g, u, out=u, config=cfg)
     fails += [m for m in (mismatch(f"{cfg} swiglu", u, want, "float32"),) if m]
+# the register-row layout: out=x without a copy (each thread writes only the elements it
+# read, after reading them)
+for dt in ("bfloat16", "float16"):
+    x = nbk_np(rng.standard_normal((3, 5000)), dt)
+    want = softmax_ref(x)
+    nbk.softmax(x, out=x, config=RowConfig("regs", 128))
+    fails += [m for m in (mismatch(f"regs softmax {dt}", x, want, dt),) if m]
+    x = nbk_np(rng.standard_normal((3, 5000)), dt)
+    w = nbk_np(rng.standard_normal(5000), dt)
+    want = rms_norm_ref(x, w)
+    nbk.rms_norm(x, w, out=x, config=RowConfig("regs", 128))
+    fails += [m for m in (mismatch(f"regs rms_norm {dt}", x, want, dt),) if m]
 print("RESULT " + json.dumps(fails))
 '''
 

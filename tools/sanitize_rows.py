@@ -2,7 +2,8 @@
 
     compute-sanitizer --tool memcheck --report-api-errors no python3 tools/sanitize_rows.py [OP]
 
-With OP, only the cases of that op (fewer kernels to compile under the sanitizer).
+With OP, only the cases of that op (fewer kernels to compile under the sanitizer); with
+``regs``, only the register-row layout's cases.
 """
 import sys
 
@@ -45,11 +46,19 @@ CASES = [  # op, dtype, shape, layout, special, variant
     ("layer_norm", "bfloat16", (7, 8192), "contig", "vecs32", None),
     ("layer_norm", "float16", (9, 4096), "contig", "vecs32", "loop2"),
     ("layer_norm", "bfloat16", (7, 2000), "contig", "vecs32", "pairs"),
+    # the register-row layout (perf-notes r43): rows one short of 128 threads' 8192, partial
+    # threads of a row of a stride, one warp a row beside float32 vectors, a padded copy
+    ("layer_norm", "bfloat16", (5, 8191), "contig", None, "regs"),
+    ("softmax", "float16", (3, 5000), "contig", "big", "regs"),
+    ("rms_norm", "bfloat16", (4, 4097), "rowstride", None, "regs"),
+    ("layer_norm", "float16", (3, 1000), "contig", "vecs32", "regs32"),
+    ("softmax", "bfloat16", (2, 300), "misaligned", None, "regs64"),
 ]
 
 rng = np.random.default_rng()
 fails = []
-cases = [c for c in CASES if len(sys.argv) < 2 or c[0] == sys.argv[1]]
+cases = [c for c in CASES if len(sys.argv) < 2 or c[0] == sys.argv[1] or
+         (sys.argv[1] == "regs" and (c[5] or "").startswith("regs"))]
 for case in cases:
     fails += run_case(case, rng, "cupy")
 print("\n".join(fails) or f"{len(cases)} cases ok")

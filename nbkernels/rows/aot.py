@@ -12,6 +12,8 @@ DTYPE = {"f16": "float16", "bf16": "bfloat16", "f32": "float32"}
 OPS = ("rms_norm", "rms_norm_residual", "layer_norm", "softmax", "swiglu")
 #: 16-bit rms_norm's second build, 64 elements a thread (sm_80+; rms_norm_kernel.WIDE_ROWS)
 WIDE_KINDS = ("f16", "bf16")
+#: the register-row layout's kernels (RowConfig "regs"; 16-bit rows on sm_80+)
+REGS_OPS = ("layer_norm_regs", "softmax_regs", "rms_norm_regs")
 
 
 def _build(op: str, kind: str, arch: Arch):
@@ -29,6 +31,12 @@ def _build(op: str, kind: str, arch: Arch):
         k, sig = L.build(kind, "f32", "f32", hw, True, True), L.SIG
     elif op == "softmax":
         k, sig = S.build(kind, hw), S.SIG
+    elif op in REGS_OPS:  # the register-row kernels (16-bit, sm_80+; perf-notes r43)
+        k = {"layer_norm_regs": lambda: L.build(kind, kind, kind, hw, True, True),
+             "softmax_regs": lambda: S.build(kind, hw, cfgmod.REGS_PER_THREAD),
+             "rms_norm_regs": lambda: R.build(kind, kind, hw, False, R.WIDE_PER_THREAD)}[op]()
+        k, sig = k.nbk_regs, {"layer_norm_regs": L.SIG, "softmax_regs": S.SIG,
+                              "rms_norm_regs": R.SIG}[op]
     else:
         k, sig = W.build(kind, hw), W.SIG
     # what compile checks against the assembler's count (aot.verdict): the residency
@@ -47,7 +55,9 @@ def aot_variants(arch: Arch):
         [Variant(f"rows/rms_norm_wide/{kind}", "sm_80",
                  functools.partial(_build, "rms_norm_wide", kind)) for kind in WIDE_KINDS] + \
         [Variant(f"rows/layer_norm_f32vec/{kind}", "sm_80",
-                 functools.partial(_build, "layer_norm_f32vec", kind)) for kind in WIDE_KINDS]
+                 functools.partial(_build, "layer_norm_f32vec", kind)) for kind in WIDE_KINDS] + \
+        [Variant(f"rows/{op}/{kind}", "sm_80", functools.partial(_build, op, kind))
+         for op in REGS_OPS for kind in WIDE_KINDS]
 
 
 def dispatch(arch: Arch | None):
@@ -60,13 +70,19 @@ def dispatch(arch: Arch | None):
     wide = (f"; rows of {WIDE_ROWS[0]:,}-{WIDE_ROWS[1]:,} on GPUs above "
             f"{cfgmod.PER_ROW_MAX_GBPS_PER_SM:g} GB/s of DRAM an SM (the H200): "
             f"rows/rms_norm_wide, {WIDE_PER_THREAD} elements a thread")
+    regs = (f"; rows of {cfgmod.REGS_ROWS[0]:,}-{cfgmod.REGS_ROWS[1]:,} on those GPUs: "
+            f"rows/{{op}}_regs, the row held in registers, a block a row")
     return [(op, DTYPE[k], f"rows/{op}", why[hw or k != "bf16"] +
-             (wide if hw and op == "rms_norm" and k in WIDE_KINDS else ""))
+             (wide if hw and op == "rms_norm" and k in WIDE_KINDS else "") +
+             (regs.format(op=op) if hw and f"{op}_regs" in REGS_OPS and k in WIDE_KINDS
+              else ""))
             for op in OPS for k in KINDS]
 
 
 #: the layout the validation runs rms_norm's 64-element build in (a block of 128 threads a row)
 WIDE_CONFIG = cfgmod.RowConfig("block", 128, per_thread=64)
+#: the register-row layout, as the validation runs it
+REGS_CONFIG = cfgmod.RowConfig("regs", 128, per_thread=64)
 
 
 class RowCase:
@@ -98,6 +114,12 @@ class RowCase:
                 got, want = rms_norm(X, Wd), rms_norm_ref(x, w)
             elif self.op == "rms_norm_wide":
                 got, want = rms_norm(X, Wd, config=WIDE_CONFIG), rms_norm_ref(x, w)
+            elif self.op == "rms_norm_regs":
+                got, want = rms_norm(X, Wd, config=REGS_CONFIG), rms_norm_ref(x, w)
+            elif self.op == "layer_norm_regs":
+                got, want = layer_norm(X, Wd, B, config=REGS_CONFIG), layer_norm_ref(x, w, b)
+            elif self.op == "softmax_regs":
+                got, want = softmax(X, config=REGS_CONFIG), softmax_ref(x)
             elif self.op == "rms_norm_residual":
                 got, want = rms_norm(X, Wd, residual=Rd).out, rms_norm_ref(x, w, residual=r)[0]
             elif self.op == "layer_norm":
@@ -116,7 +138,8 @@ class RowCase:
 
 def validate_cases(target: Arch):
     # 37 x 3000: block layout; 2 x 40000: split layout (two passes); 300 x 100: warp layout
-    wide = [RowCase(target, "rms_norm_wide", k, 37, 5000) for k in WIDE_KINDS] \
+    wide = [RowCase(target, "rms_norm_wide", k, 37, 5000) for k in WIDE_KINDS] + \
+        [RowCase(target, op, k, 37, 5000) for op in REGS_OPS for k in WIDE_KINDS] \
         if cfgmod.for_arch(target).sm80 else []
     return [RowCase(target, op, k, r, n) for op in OPS for k in KINDS
             for r, n in ((300, 100), (37, 3000), (2, 40000))] + wide

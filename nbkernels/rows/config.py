@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from ..errors import NbkernelsError
 from .device import MAX_THREADS, MAX_WARPS, PER_THREAD, PER_THREAD_CHOICES
 
-VARIANTS = ("warp", "block", "split")
+VARIANTS = ("warp", "block", "split", "regs")
 BUFFERS = (1, 2, 4)  # ring depths of the row loop (a power of two: the slot is a mask)
 #: the deepest ring plan_loop picks by itself: on the H200 (session 5, run 2; perf-notes r7) a
 #: ring of 4 was 0-8 points of copy below 2 for every op and dtype, and never above by more
@@ -29,7 +29,10 @@ SPLIT_THREADS = 256  # a chunk of a long row: 256 threads x 32 values = 8192 ele
 class RowConfig:
     """``variant`` "warp": one warp per row, ``rows_per_block`` rows a block; "block": one
     block of ``threads`` per row; "split": ``chunks`` blocks of ``threads`` per row, a
-    partial-statistics pass and a finishing pass (rows longer than a block holds).
+    partial-statistics pass and a finishing pass (rows longer than a block holds); "regs":
+    one block of ``threads`` per row that loads its row straight into registers, no staging
+    in shared memory and no loop (16-bit layer_norm, softmax and rms_norm without a residual
+    on sm_80+; perf-notes r43).
 
     Warp and block layouts loop: each block walks rows ``r, r + step, ...``. ``blocks``: how
     many blocks are launched (0: as many as stay resident on the GPU, :func:`plan_loop`;
@@ -86,6 +89,8 @@ class RowConfig:
             return f"warp per row, {self.rows_per_block} rows per block"
         if self.variant == "block":
             return f"block of {self.threads} threads per row"
+        if self.variant == "regs":
+            return f"block of {self.threads} threads per row, the row held in registers"
         return f"{self.chunks} blocks of {self.threads} threads per row, two passes"
 
 
@@ -127,6 +132,26 @@ def choose(n: int, rows: int, sm_count: int, max_threads: int = MAX_THREADS,
             threads *= 2
         return RowConfig("block", threads, per_thread=P)
     return RowConfig("split", SPLIT_THREADS, 1, -(-n // (SPLIT_THREADS * P)), per_thread=P)
+
+
+#: Row lengths the register-row layout takes by itself, where the GPU's DRAM is wide
+#: (:func:`wide_dram`): on the H200 (perf-notes r43, prototypes beside the package, rows of
+#: 8192 on 128 threads of 64 elements) it moved 2.4-4.6 points of copy more than the staged
+#: layouts for 16-bit layer_norm and softmax, 0.5-2 for rms_norm. Shorter rows (rows of 4096
+#: gained 0.5-2.5 in the prototypes, on 128 threads of 32 elements, a build the package does
+#: not have) and narrower DRAM (the H100) are unmeasured: they keep the staged layouts.
+REGS_ROWS = (4097, 8192)
+REGS_PER_THREAD = 64
+
+
+def regs_config(n: int, per_thread: int = REGS_PER_THREAD) -> RowConfig:
+    """The register-row layout for rows of ``n``: the fewest threads (a power of two, 32 at
+    least) whose ``per_thread`` elements each cover the row (more than 512: the caller's
+    ``with_chunks`` says the row does not fit)."""
+    threads = 32
+    while threads * per_thread < n and threads < MAX_THREADS:
+        threads *= 2
+    return RowConfig("regs", threads, per_thread=per_thread)
 
 
 def with_chunks(cfg: RowConfig, n: int, per_thread: int | None = None) -> RowConfig:

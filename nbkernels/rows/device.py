@@ -398,6 +398,44 @@ def make_io(kind: str, sm80: bool, row_kind: str | None = None,
         for j in range(V):
             load_group(sh, base, t, G, j, vals, j * S)
 
+    H = min(V, 4)  # a loop over at most 4 groups stays unrolled (layer_norm's write_row)
+
+    @dev
+    def gload_group(addr, m, t, G, j, vals, full_row):
+        """Slot group ``j`` of the row at global ``addr`` as float32 into ``vals[j * S:]``:
+        16-byte loads without checks when ``full_row``, else :func:`gload`'s (zeros past
+        ``m``)."""
+        tmp = cuda.local.array(GW, uint32)
+        if full_row:
+            g = group_at(addr, t, G, j)
+            for q in range(GW // 4):
+                w = M.ld_global_v4(uint64(g + q * 16))
+                for i in range(4):
+                    tmp[q * 4 + i] = w[i]
+        else:
+            gload(addr, m, t, G, j, tmp)
+        for k in range(S):
+            vals[j * S + k] = get(tmp, k)
+
+    @dev
+    def gload_row(addr, m, t, G, vals, full_row):
+        """This thread's elements of the row at global ``addr`` (``m`` valid) as float32 into
+        ``vals``, straight from global memory into registers: the register-row layout
+        (perf-notes r43), no staging. Past ``m`` they read as zeros, as staged padding
+        does. The branch on ``full_row`` (thread_full) stands outside the loops, and the
+        loops hold at most 4 groups each, so LLVM unrolls them and ``vals`` stays in
+        registers (``store_words``, layer_norm's ``write_row``)."""
+        if full_row:
+            for j in range(H):
+                gload_group(addr, m, t, G, j, vals, True)
+            for j in range(H, V):
+                gload_group(addr, m, t, G, j, vals, True)
+        else:
+            for j in range(H):
+                gload_group(addr, m, opaque(t), opaque(G), j, vals, False)
+            for j in range(H, V):
+                gload_group(addr, m, opaque(t), opaque(G), j, vals, False)
+
     @dev
     def pack_group(vals, o, words):
         """``vals[o:o + S]`` rounded to the kind into ``words`` (GW words)."""
@@ -471,7 +509,8 @@ def make_io(kind: str, sm80: bool, row_kind: str | None = None,
                            full=full, fetch=fetch, put_back=put_back, gload=gload, gstore=gstore,
                            get=get, put=put, first=first, elem=elem, gw=GW, groups=V, slot=S,
                            words=per_thread * esz // 4, load_group=load_group,
-                           load_row=load_row, store_group=store_group, pack_group=pack_group,
+                           load_row=load_row, gload_row=gload_row, store_group=store_group,
+                           pack_group=pack_group,
                            unpack_group=unpack_group, store_words=store_words,
                            count=count, thread_full=thread_full, vector_group=vector_group)
 

@@ -321,6 +321,15 @@ class Call:
             max_threads *= 2
         cfg = self._config(r, forced, max_threads, sms,
                            getattr(kernel, "nbk_per_thread", cfgmod.PER_THREAD))
+        if cfg.variant == "regs":  # nothing staged
+            if getattr(kernel, "nbk_regs", None) is None:
+                raise NbkernelsError(
+                    f"{self.who}: the register-row layout (RowConfig variant 'regs') is built "
+                    f"for 16-bit rows on sm_80+ (layer_norm, softmax, rms_norm without a "
+                    f"residual), got {r.view.dtype} rows"
+                    + ("" if cfgmod.for_arch(self.arch()).sm80 else f" on {self.arch()}")
+                    + (" and a residual" if getattr(kernel, "nbk_resid", False) else ""))
+            return cfg
         staged = kernel.nbk_row_bytes if cfg.variant == "split" else loop_bytes  # a thread's
         if cfg.threads * cfg.rows_per_block * staged > max_smem:
             raise NbkernelsError(f"config: {cfg.describe()} stages "
@@ -336,7 +345,8 @@ class Call:
                                      f"{cfgmod.VARIANTS}, got {env!r}")
             forced = {"warp": cfgmod.RowConfig("warp", 32, cfgmod.WARP_ROWS_PER_BLOCK),
                       "block": cfgmod.RowConfig("block", cfgmod.MAX_THREADS),
-                      "split": cfgmod.RowConfig("split", cfgmod.SPLIT_THREADS)}[env]
+                      "split": cfgmod.RowConfig("split", cfgmod.SPLIT_THREADS),
+                      "regs": cfgmod.regs_config(r.n, per_thread)}[env]
         if forced is not None:
             return cfgmod.with_chunks(forced, r.n, per_thread)
         return cfgmod.choose(r.n, r.rows, sms, max_threads, per_thread)
@@ -440,7 +450,7 @@ class Call:
         block = cfg.threads * cfg.rows_per_block * groups
         grid, nbuf, smem = plan(kernel, cfg, items, regs, static, mode, own, groups)
         LAST_PLAN.update(who=self.who, blocks=grid, threads=block, buffers=nbuf, smem=smem,
-                         regs=regs if info else None)
+                         regs=regs if info else None, layout=cfg.variant)
         rec = self.launch(kernel, sig, grid, block, args(nbuf), tags, key_parts, smem)
         if info is None and rec is not None:
             _KERNEL_INFO[ikey] = _function_info(rec[0][1]) + (barriers_of(kernel),)
@@ -691,6 +701,23 @@ def remember(key, call: Call, result_names, named: dict, ptrs: dict, wrap=None, 
                             repeat.framework_ops(first[0], first[5]), scalars)
 
 
+def wants_regs(call: Call, r: Rows, config, built: bool) -> bool:
+    """Whether a call on rows ``r`` runs in the register-row layout: asked for (``config``'s
+    variant, else env NBKERNELS_ROW_VARIANT), or, with no layout forced (neither of those nor
+    NBKERNELS_ROWS_LOOP), rows of :data:`config.REGS_ROWS` on a GPU whose DRAM is wide
+    (:func:`config.wide_dram`) where the op has the layout (``built``: 16-bit rows on
+    sm_80+). The op then builds its kernel with :data:`config.REGS_PER_THREAD` elements a
+    thread; a forced layout the op lacks raises in :meth:`Call.config`."""
+    if config is not None:
+        return config.variant == "regs"
+    env = os.environ.get("NBKERNELS_ROW_VARIANT")
+    if env:
+        return env == "regs"
+    if not built or call.sim or os.environ.get("NBKERNELS_ROWS_LOOP"):
+        return False
+    return cfgmod.REGS_ROWS[0] <= r.n <= cfgmod.REGS_ROWS[1] and cfgmod.wide_dram(sm_limits())
+
+
 def run_phases(call: Call, kernel, sig, cfg: cfgmod.RowConfig, rows: int, nstat: int, args,
                tags, key_parts):
     """Launch a row kernel in its layout: phase 0 (whole rows, blocks looping over them), or
@@ -708,6 +735,12 @@ def run_phases(call: Call, kernel, sig, cfg: cfgmod.RowConfig, rows: int, nstat:
                         key_parts, smem)
         return
     unused = np.zeros(1, np.float32) if call.sim else runner.DeviceBuf(runner.scratch(), 1, 4)
+    if cfg.variant == "regs":  # a block a row, the row in registers (kernel.nbk_regs)
+        LAST_PLAN.update(who=call.who, blocks=rows, threads=cfg.threads, buffers=0, smem=0,
+                         regs=None, layout="regs")
+        call.launch(kernel.nbk_regs, sig, rows, cfg.threads, args(0, 1, unused),
+                    tags + (None,), key_parts + ("regs",))
+        return
     call.loop_launch(kernel, sig, cfg, cfg.grid(rows), lambda nbuf: args(0, nbuf, unused),
                      tags + (None,), key_parts)
 

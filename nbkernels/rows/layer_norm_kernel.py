@@ -14,7 +14,7 @@ from ..intrinsics import memory as M
 from ..intrinsics.warp import shfl_bfly_f32
 from .. import repeat
 from . import host
-from .config import for_arch
+from .config import for_arch, regs_config
 from .device import (ELEMENT_BYTES, EXCHANGE_SLOTS, MAX_THREADS, MAX_WARPS, PER_THREAD, dev,
                      exchange, group_sum, lanes16_sum, locate, make_io, make_loop, opaque,
                      rcp_ftz, rsqrt_ftz, staging_base)
@@ -57,6 +57,7 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
     bio = make_io(bkind, sm80, kind, per_thread=P)
     issue, wait, first, load_row, store_group, count = (io.issue, io.wait, io.first,
                                                         io.load_row, io.store_group, io.count)
+    gload_row = io.gload_row
     thread_full = io.thread_full
     esz, wsz, bsz = ELEMENT_BYTES[kind], ELEMENT_BYTES[wkind], ELEMENT_BYTES[bkind]
     V, S, NW = io.groups, io.slot, io.words
@@ -110,8 +111,8 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
         return D + Db, M2, nn
 
     @dev
-    def moments(sm, xs, x0, t, G, m, rm, full, red, it, xv):
-        """(mean, sum of squared deviations, delta) of the staged row or chunk over the
+    def moments(x0, t, G, m, rm, full, red, it, xv, named):
+        """(mean, sum of squared deviations, delta) of the row or chunk in ``xv`` over the
         group in one pass over the registers and one butterfly (perf-notes r29). Each thread
         centres its elements on its own first one (xt) and sums x - xt and its square; its
         squared deviations are q - s^2 / c, whose cancellation is bounded: q <= c * M2
@@ -122,8 +123,8 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
         thread_full(t, G, m); ``it``: the group's row count, which alternates the exchange's
         slots. Sums are of x - x0 (x0: the row's first element), so a row of equal values
         gets its mean exactly, x - mean is exactly 0 and the output exactly the bias. Only a
-        thread whose elements run past ``m`` masks them (a compare and a select each)."""
-        load_row(sm, xs, t, G, xv)
+        thread whose elements run past ``m`` masks them (a compare and a select each).
+        ``named``: the group meets on its own named barrier (groups sharing the vectors)."""
         c = uint32(P)  # elements below m: counted by a partial thread only
         if not full:
             c = count(t, G, m)
@@ -181,8 +182,8 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
                              shfl_bfly_f32(nw, 1))
         if G > 32:
             # the group's first warp and its own barrier where groups share the vectors
-            w0 = (cuda.threadIdx.x - t) // 32 if SHARED else 0
-            sl, ql, nl = exchange(D, M2, nw, G, red, it, zero, zero, zero, w0, SHARED)
+            w0 = (cuda.threadIdx.x - t) // 32 if named else 0
+            sl, ql, nl = exchange(D, M2, nw, G, red, it, zero, zero, zero, w0, named)
             dmean = lanes16_sum(sl) * rm  # the group's mean of x - x0
             ml = sl * RWARP  # lane l's warp's mean, as that warp computed it
             if not whole:
@@ -258,7 +259,8 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
         rn, full = float32(1) / float32(n), thread_full(t, G, n)  # loop-invariant: hoisted
         n = opaque(n)  # the partial groups' masks: computed in their branch, per row
         xv = cuda.local.array(P, float32)
-        mean, m2, delta = moments(sm, xs, x0, t, G, n, rn, full, red, it, xv)
+        load_row(sm, xs, t, G, xv)
+        mean, m2, delta = moments(x0, t, G, n, rn, full, red, it, xv, SHARED)
         rstd = rsqrt_ftz(m2 * rn + eps)
         write_staged(sm, xv, ws, ws + G * WNW, t, G, n, rstd, -(delta * rstd), full,
                      ya + row * sy * esz)
@@ -284,8 +286,9 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
         issue(sm, 0, xrow + c0 * esz, m, t, G)
         wait()
         if phase == 1:
-            mean, m2, _ = moments(sm, 0, first(xrow), t, G, m, float32(1) / float32(m),
-                                  thread_full(t, G, m), red, 0, xv)
+            load_row(sm, 0, t, G, xv)
+            mean, m2, _ = moments(first(xrow), t, G, m, float32(1) / float32(m),
+                                  thread_full(t, G, m), red, 0, xv, SHARED)
             if t == 0:
                 WS[2 * (row * chunks + c)] = mean
                 WS[2 * (row * chunks + c) + 1] = m2
@@ -308,10 +311,37 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
         write_global(sm, xv, wa + c0 * wsz, ba + c0 * bsz, t, G, m, rstd, NEG_ZERO,
                      thread_full(t, G, m), ya + (row * sy + c0) * esz)
 
+    @cuda.jit
+    def layer_norm_regs(X, W, B, Y, n, rows, sx, sy, eps, phase, G, chunks, nbuf, WS):
+        """The register-row layout (RowConfig "regs"): block b of ``G`` threads normalizes row
+        b, loaded straight from global memory into registers, weight and bias read per group
+        from global memory (L1); no staging (perf-notes r43). The arguments are the main
+        kernel's; ``phase``, ``chunks``, ``nbuf`` and ``WS`` are unused."""
+        red = cuda.shared.array((EXCHANGE_SLOTS, MAX_WARPS), float32)
+        row = int64(cuda.blockIdx.x)
+        if row >= rows:
+            return
+        t = int64(cuda.threadIdx.x)
+        xrow = int64(M.gmem_addr(X, 0)) + row * sx * esz
+        ya = int64(M.gmem_addr(Y, 0))
+        wa, ba = int64(M.gmem_addr(W, 0)), int64(M.gmem_addr(B, 0))
+        full = thread_full(t, G, n)
+        xv = cuda.local.array(P, float32)
+        gload_row(xrow, n, t, G, xv, full)
+        rn = float32(1) / float32(n)
+        mean, m2, delta = moments(first(xrow), t, G, n, rn, full, red, 0, xv, False)
+        rstd = rsqrt_ftz(m2 * rn + eps)
+        write_global(uint32(0), xv, wa, ba, t, G, n, rstd, -(delta * rstd), full,
+                     ya + row * sy * esz)
+
+    layer_norm_regs.nbk_launch_bounds = (MAX_THREADS, 1)
+
     # .minnctapersm 1: without it ptxas squeezed some variants to 64 registers with spills
     # (layer_norm f32 on sm_90a 16 B, swiglu f32 on sm_80 12 B); how many blocks share
     # an SM is chosen per launch from the real count (host.Call.loop_launch)
     layer_norm_kernel.nbk_launch_bounds = (MAX_THREADS, 1)
+    # 16-bit rows on sm_80+ also run in registers, a block a row (host.wants_regs)
+    layer_norm_kernel.nbk_regs = layer_norm_regs if sm80 and kind != "f32" else None
     layer_norm_kernel.nbk_max_buffers = MAX_BUFFERS
     layer_norm_kernel.nbk_vec_shared = SHARED  # the vectors staged once a block (make_loop)
     # the groups' own barriers (bar_sync, ids 1 + the group's first warp, computed at run
@@ -380,6 +410,8 @@ def _layer_norm(x, weight, bias, eps, *, out, stream=None, config, named, key, p
     wk = W.kind if W else "f32"
     bk = B.kind if B else "f32"
     kern = build(X.kind, wk, bk, hw, W is not None, B is not None)
+    if config is None and host.wants_regs(call, X, None, kern.nbk_regs is not None):
+        config = regs_config(X.n)
     cfg = call.config(X, config, kern)
     xb, wb, bb, yb = call.buf(X), call.buf(W), call.buf(B), call.buf(Y)
 

@@ -13,7 +13,7 @@ from ..errors import NbkernelsError
 from ..intrinsics import memory as M
 from .. import repeat
 from . import host
-from .config import for_arch, wide_dram
+from .config import for_arch, regs_config, wide_dram
 from .device import (ELEMENT_BYTES, MAX_THREADS, MAX_WARPS, PER_THREAD, dev, group_sum,
                      locate, make_io, make_loop, opaque, rsqrt_ftz, staging_base)
 
@@ -62,6 +62,7 @@ def build(kind: str, wkind: str, sm80: bool, resid: bool, per_thread: int = PER_
     wio = make_io(wkind, sm80, kind, per_thread=P)
     issue, wait, load_row, store_group, thread_full = (io.issue, io.wait, io.load_row,
                                                        io.store_group, io.thread_full)
+    gload_row = io.gload_row
     pack_group, unpack_group, store_words = io.pack_group, io.unpack_group, io.store_words
     esz, wsz, V, S, GW, NW = (ELEMENT_BYTES[kind], ELEMENT_BYTES[wkind], io.groups, io.slot,
                               io.gw, io.words)
@@ -98,8 +99,13 @@ def build(kind: str, wkind: str, sm80: bool, resid: bool, per_thread: int = PER_
             else:
                 for j in range(V):
                     keep_h(hrow, m, t, G, j, False, xv)
+        return squares(xv)
+
+    @dev
+    def squares(xv):
+        """This thread's sum of squares of ``xv``."""
         s0, s1 = zero, zero  # two chains: each FFMA waits on the one before it
-        for e in range(0, P, 2):  # padding is zero (cp.async zero-fill): no mask
+        for e in range(0, P, 2):  # padding is zero (cp.async zero-fill, gload): no mask
             s0 += xv[e] * xv[e]
             s1 += xv[e + 1] * xv[e + 1]
         return s0 + s1
@@ -198,10 +204,37 @@ def build(kind: str, wkind: str, sm80: bool, resid: bool, per_thread: int = PER_
         scale_global(sm, xv, wa + c0 * wsz, ya + (row * sy + c0) * esz, m, inv, t, G,
                      thread_full(t, G, m))
 
+    @cuda.jit
+    def rms_norm_regs(X, R, W, Y, H, n, rows, sx, sr, sy, sh_, eps, phase, G, chunks, nbuf,
+                      WS):
+        """The register-row layout (RowConfig "regs", rows without a residual): block b of
+        ``G`` threads normalizes row b, loaded straight from global memory into registers,
+        the weight read per group from global memory (L1); no staging (perf-notes r43). The
+        arguments are the main kernel's; the residual's, ``phase``, ``chunks``, ``nbuf`` and
+        ``WS`` are unused."""
+        red = cuda.shared.array((2, MAX_WARPS), float32)
+        row = int64(cuda.blockIdx.x)
+        if row >= rows:
+            return
+        t = int64(cuda.threadIdx.x)
+        xa, wa, ya = int64(M.gmem_addr(X, 0)), int64(M.gmem_addr(W, 0)), int64(M.gmem_addr(Y, 0))
+        full = thread_full(t, G, n)
+        xv = cuda.local.array(P, float32)
+        gload_row(xa + row * sx * esz, n, t, G, xv, full)
+        ss = group_sum(squares(xv), G, red, 0)
+        inv = rsqrt_ftz(ss * (float32(1) / float32(n)) + eps)
+        scale_global(uint32(0), xv, wa, ya + row * sy * esz, n, inv, t, G, full)
+
+    rms_norm_regs.nbk_launch_bounds = (MAX_THREADS, 1)
+
     # .minnctapersm 1: without it ptxas squeezed some variants to 64 registers with spills
     # (layer_norm f32 on sm_90a 16 B, swiglu f32 on sm_80 12 B); how many blocks share
     # an SM is chosen per launch from the real count (host.Call.loop_launch)
     rms_norm_kernel.nbk_launch_bounds = (MAX_THREADS, 1)
+    # 16-bit rows without a residual on sm_80+ also run in registers, a block a row
+    # (host.wants_regs; the 64-element build by default)
+    rms_norm_kernel.nbk_regs = rms_norm_regs if has_wide(kind, sm80, resid) else None
+    rms_norm_kernel.nbk_resid = resid
     # H200 run 6 (perf-notes r5): a block per row beat the row loop for f32 (84/92 vs 75/83%
     # of copy) and with a residual (82-92 vs 74-87%); the loop won for 16-bit rows alone.
     rms_norm_kernel.nbk_loop_default = "0" if (resid or kind == "f32") else None
@@ -283,9 +316,12 @@ def _rms_norm(x, weight, eps, *, residual, out, residual_out, stream=None, confi
     Y = call.output(out, "out", X)
     H = call.output(residual_out, "residual_out", X) if R is not None else None
     hw = for_arch(call.arch()).sm80
-    P = WIDE_PER_THREAD if has_wide(X.kind, hw, R is not None) and wide(X.n, config) else \
-        PER_THREAD
+    can = has_wide(X.kind, hw, R is not None)
+    regs = host.wants_regs(call, X, config, can)
+    P = WIDE_PER_THREAD if can and (regs or wide(X.n, config)) else PER_THREAD
     kern = build(X.kind, W.kind, hw, R is not None, P)
+    if regs and config is None:
+        config = regs_config(X.n, P)
     cfg = call.config(X, config, kern)
     xb, wb, yb = call.buf(X), call.buf(W), call.buf(Y)
     rb, hb = call.buf(R), call.buf(H)

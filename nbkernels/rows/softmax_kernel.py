@@ -12,7 +12,7 @@ from ..errors import NbkernelsError
 from ..intrinsics import memory as M
 from .. import repeat
 from . import host
-from .config import for_arch
+from .config import REGS_PER_THREAD, for_arch, regs_config
 from .device import (ELEMENT_BYTES, MAX_THREADS, MAX_WARPS, NEG_INF, PER_THREAD, dev, fast_exp,
                      group_max, group_sum, locate, make_io, make_loop, opaque, rcp_ftz,
                      staging_base)
@@ -28,21 +28,28 @@ def softmax_ref(x, axis=-1):
 
 
 @functools.lru_cache(maxsize=None)
-def build(kind: str, sm80: bool):
-    io = make_io(kind, sm80)
+def build(kind: str, sm80: bool, per_thread: int = PER_THREAD):
+    """The kernels for ``kind`` rows; ``per_thread`` (32, or 64 for 16-bit rows on sm_80+:
+    the register-row layout's build, host.wants_regs) elements a thread."""
+    if per_thread != PER_THREAD and (kind == "f32" or not sm80):
+        raise ValueError(f"softmax build: {per_thread} elements a thread needs 16-bit rows on "
+                         f"sm_80+, got {kind}, sm80={sm80}")
+    io = make_io(kind, sm80, per_thread=per_thread)
     issue, wait, load_row, store_group, count = (io.issue, io.wait, io.load_row,
                                                  io.store_group, io.count)
-    thread_full = io.thread_full
-    P, esz, V, S, NW = PER_THREAD, ELEMENT_BYTES[kind], io.groups, io.slot, io.words
+    thread_full, gload_row = io.thread_full, io.gload_row
+    P, esz, V, S, NW = per_thread, ELEMENT_BYTES[kind], io.groups, io.slot, io.words
+    # the 64-element build writes in two loops of at most 4 groups (layer_norm's write_row:
+    # a loop of 8 LLVM left rolled, and the row's registers went to the stack)
+    H = min(V, 4) if P > PER_THREAD else V
     zero = float32(0)
 
     @dev
-    def row_stats(sm, xs, t, G, m, full, red, slot, xv):
-        """(max, sum of exp(x - max)) of the staged row or chunk, over the group; ``xv``
+    def row_stats(t, G, m, full, red, slot, xv):
+        """(max, sum of exp(x - max)) of the row or chunk in ``xv``, over the group; ``xv``
         (registers) leaves holding exp(x - max), zero past ``m``; ``full``: thread_full(t,
         G, m). Only a thread whose elements run past ``m`` masks them (per-element masks
         everywhere cost a third of the bf16 throughput: instruction-bound)."""
-        load_row(sm, xs, t, G, xv)
         c = uint32(P)  # elements below m: counted by a partial thread only
         if not full:
             c = count(t, G, m)
@@ -75,15 +82,24 @@ def build(kind: str, sm80: bool):
     def write_row(xv, t, G, m, scale, full, yrow):
         """y = xv * scale, stored."""
         if full:
-            for j in range(V):
-                for k in range(S):
-                    xv[j * S + k] *= scale
+            for j in range(H):
+                scale_group(xv, j, scale)
+                store_group(yrow, m, t, G, j, True, xv, j * S)
+            for j in range(H, V):
+                scale_group(xv, j, scale)
                 store_group(yrow, m, t, G, j, True, xv, j * S)
         else:
-            for j in range(V):
-                for k in range(S):
-                    xv[j * S + k] *= scale
+            for j in range(H):
+                scale_group(xv, j, scale)
                 store_group(yrow, m, t, G, j, False, xv, j * S)
+            for j in range(H, V):
+                scale_group(xv, j, scale)
+                store_group(yrow, m, t, G, j, False, xv, j * S)
+
+    @dev
+    def scale_group(xv, j, scale):
+        for k in range(S):
+            xv[j * S + k] *= scale
 
     @dev
     def prologue(sm, vb, t, G, c):
@@ -101,7 +117,8 @@ def build(kind: str, sm80: bool):
         full = thread_full(t, G, n)  # loop-invariant: hoisted
         n = opaque(n)  # the partial groups' masks: computed in their branch, per row
         xv = cuda.local.array(P, float32)
-        mx, s = row_stats(sm, xs, t, G, n, full, red, 0, xv)  # two reductions a row: slots 0
+        load_row(sm, xs, t, G, xv)
+        mx, s = row_stats(t, G, n, full, red, 0, xv)  # two reductions a row: slots 0
         write_row(xv, t, G, n, rcp_ftz(s), full, ya + row * sy * esz)  # and 1 suffice
 
     loop = make_loop(io, prologue, stage, work)
@@ -122,7 +139,8 @@ def build(kind: str, sm80: bool):
         issue(sm, 0, xa + (row * sx + c0) * esz, m, t, G)
         wait()
         if phase == 1:
-            cmx, cs = row_stats(sm, 0, t, G, m, thread_full(t, G, m), red, 0, xv)
+            load_row(sm, 0, t, G, xv)
+            cmx, cs = row_stats(t, G, m, thread_full(t, G, m), red, 0, xv)
             if t == 0:
                 WS[2 * (row * chunks + c)] = cmx
                 WS[2 * (row * chunks + c) + 1] = cs
@@ -143,10 +161,34 @@ def build(kind: str, sm80: bool):
             xv[e] = fast_exp(xv[e] - mx) if e < cnt else zero
         write_row(xv, t, G, m, rcp_ftz(s), cnt == P, ya + (row * sy + c0) * esz)
 
+    @cuda.jit
+    def softmax_regs(X, Y, n, rows, sx, sy, phase, G, chunks, nbuf, WS):
+        """The register-row layout (RowConfig "regs"): block b of ``G`` threads computes row
+        b, loaded straight from global memory into registers; no staging (perf-notes r43).
+        The arguments are the main kernel's; ``phase``, ``chunks``, ``nbuf`` and ``WS`` are
+        unused."""
+        red = cuda.shared.array((4, MAX_WARPS), float32)
+        row = int64(cuda.blockIdx.x)
+        if row >= rows:
+            return
+        t = int64(cuda.threadIdx.x)
+        xa, ya = int64(M.gmem_addr(X, 0)), int64(M.gmem_addr(Y, 0))
+        full = thread_full(t, G, n)
+        xv = cuda.local.array(P, float32)
+        gload_row(xa + row * sx * esz, n, t, G, xv, full)
+        mx, s = row_stats(t, G, n, full, red, 0, xv)
+        write_row(xv, t, G, n, rcp_ftz(s), full, ya + row * sy * esz)
+
+    softmax_regs.nbk_launch_bounds = (MAX_THREADS, 1)
+
     # .minnctapersm 1: without it ptxas squeezed some variants to 64 registers with spills
     # (layer_norm f32 on sm_90a 16 B, swiglu f32 on sm_80 12 B); how many blocks share
     # an SM is chosen per launch from the real count (host.Call.loop_launch)
     softmax_kernel.nbk_launch_bounds = (MAX_THREADS, 1)
+    # 16-bit rows on sm_80+ also run in registers, a block a row (host.wants_regs; the
+    # 64-element build by default)
+    softmax_kernel.nbk_regs = softmax_regs if sm80 and kind != "f32" else None
+    softmax_kernel.nbk_per_thread = P
     softmax_kernel.nbk_row_bytes = NW * 4  # staged per thread per buffer
     softmax_kernel.nbk_vec_bytes = 0
     # H200, session 8 run 6 (perf-notes r11), % of copy with one staging buffer against the
@@ -198,7 +240,12 @@ def _softmax(x, *, out, stream=None, config, named, key, ptrs):
     X = call.rows(x, "x")
     Y = call.output(out, "out", X)
     hw = for_arch(call.arch()).sm80
-    kern = build(X.kind, hw)
+    can = hw and X.kind != "f32"
+    regs = host.wants_regs(call, X, config, can)
+    P = REGS_PER_THREAD if regs and can else PER_THREAD
+    kern = build(X.kind, hw, P)
+    if regs and config is None:
+        config = regs_config(X.n, P)
     cfg = call.config(X, config, kern)
     xb, yb = call.buf(X), call.buf(Y)
 
@@ -207,7 +254,7 @@ def _softmax(x, *, out, stream=None, config, named, key, ptrs):
                 np.int64(phase), np.int64(cfg.threads), np.int64(cfg.chunks), np.int64(nbuf), ws]
 
     host.run_phases(call, kern, SIG, cfg, X.rows, NSTAT, args,
-                    ("x", "out") + (None,) * 8, ("softmax", X.kind, hw))
+                    ("x", "out") + (None,) * 8, ("softmax", X.kind, hw, P))
     host.remember(key, call, ("out",), named, ptrs)
     return call.finish(Y)
 
