@@ -55,7 +55,9 @@ ab_small_calls() {
 # r29-r31); DTYPES (default bf16,f16,f32), ROUNDS (default 3).
 #   ab_rows_warm OP      both trees' OP kernels compiled, one background process per tree and
 #                        dtype (their pids in ab_warm_pids); ab_rows_warm_wait waits for them
-#   ab_rows_rounds OP    tools/rows_ab_quick.py --ops OP, old and new alternated; after each
+#   ab_rows_rounds OP    tools/rows_ab_quick.py --ops OP (and $AB_ROWS_ARGS), old and new
+#                        alternated (both trees run this tree's tool when the caller copies it
+#                        into _ab/old); after each
 #                        round a function ab_after_round ROUND runs where the caller defined one
 #   ab_rows_op OP TEST_N the three around this tree's OP GPU tests (pytest -n TEST_N -k OP) and
 #                        compute-sanitizer on OP's cases of tools/sanitize_rows.py (session 31)
@@ -87,10 +89,10 @@ ab_rows_rounds() {
     for round in $(seq 1 ${ROUNDS:-3}); do
         echo "--- round $round: old"
         (cd "$old" && PYTHONPATH=/tmp/site:$old NBKERNELS_CACHE_DIR=$old/.nbk_cache timeout 120 \
-            python3 tools/rows_ab_quick.py --ops $op --dtypes $dtypes \
+            python3 tools/rows_ab_quick.py --ops $op --dtypes $dtypes ${AB_ROWS_ARGS:-} \
             --json "$out/quick_old$round.json" 2>&1 | grep -v Warning | grep -v '^copy')
         echo "--- round $round: new"
-        timeout 120 python3 tools/rows_ab_quick.py --ops $op --dtypes $dtypes \
+        timeout 120 python3 tools/rows_ab_quick.py --ops $op --dtypes $dtypes ${AB_ROWS_ARGS:-} \
             --json "$out/quick_new$round.json" 2>&1 | grep -v Warning | grep -v '^copy'
         if declare -F ab_after_round > /dev/null; then ab_after_round "$round"; fi
     done

@@ -1,6 +1,6 @@
 """% of copy of row ops in one process, for A/B runs between trees (perf-notes r16;
 measurement only): ``python tools/rows_ab_quick.py [--ops ...] [--dtypes bf16,f32] [--json F]``
-(ops: rms_norm, layer_norm, softmax, swiglu).
+(ops: rms_norm, layer_norm, softmax, swiglu) [--sizes 8192x8192,16384x5120].
 
 Like ``rows.bench``'s large sizes (same timing: ``matmul.bench._time``, CUDA events behind a
 spin kernel after the clock settles; same bytes-moved formula and 1 GiB copy), without the
@@ -11,6 +11,8 @@ set do not change what a bandwidth-bound kernel takes."""
 import argparse
 import json
 import time
+
+LARGE = [(8192, 8192), (32768, 4096)]  # rows.bench.LARGE (not imported: no numba before argv)
 
 import numpy as np
 
@@ -79,14 +81,17 @@ def main():
     ap.add_argument("--dtypes", default="bf16,f32")
     ap.add_argument("--reps", type=int, default=30)
     ap.add_argument("--json")
+    ap.add_argument("--sizes", default=",".join(f"{r}x{n}" for r, n in LARGE),
+                    help="rows x n, comma-separated (default: the issue's two large sizes)")
     a = ap.parse_args()
     rand = device_normals
+    sizes = [tuple(int(v) for v in s.split("x")) for s in a.sizes.split(",")]
 
     t0, bw, l2 = timing_setup()
     out = {"copy_GBps": bw * 1e-9, "rows": []}
     for dt in a.dtypes.split(","):
         dtype = bench.dtype_named(dt)
-        for rows, n in bench.LARGE:
+        for rows, n in sizes:
             x0, w = rand((rows, n), dtype), rand((n,), dtype)
             xs = rotated(x0, l2)
             ups = [x0.copy() for _ in xs] if "swiglu" in a.ops else []  # swiglu's second input

@@ -399,12 +399,12 @@ def make_io(kind: str, sm80: bool, row_kind: str | None = None,
             load_group(sh, base, t, G, j, vals, j * S)
 
     H = min(V, 4)  # a loop over at most 4 groups stays unrolled (layer_norm's write_row)
+    ROW_WORDS = V * GW  # a thread's share of a row, packed
 
     @dev
-    def gload_group(addr, m, t, G, j, vals, full_row):
-        """Slot group ``j`` of the row at global ``addr`` as float32 into ``vals[j * S:]``:
-        16-byte loads without checks when ``full_row``, else :func:`gload`'s (zeros past
-        ``m``)."""
+    def gload_words(addr, m, t, G, j, words, o, full_row):
+        """Slot group ``j`` of the row at global ``addr`` into ``words[o:o + GW]``: 16-byte
+        loads without checks when ``full_row``, else :func:`gload`'s (zeros past ``m``)."""
         tmp = cuda.local.array(GW, uint32)
         if full_row:
             g = group_at(addr, t, G, j)
@@ -414,27 +414,51 @@ def make_io(kind: str, sm80: bool, row_kind: str | None = None,
                     tmp[q * 4 + i] = w[i]
         else:
             gload(addr, m, t, G, j, tmp)
-        for k in range(S):
-            vals[j * S + k] = get(tmp, k)
+        for i in range(GW):
+            words[o + i] = tmp[i]
 
     @dev
-    def gload_row(addr, m, t, G, vals, full_row):
-        """This thread's elements of the row at global ``addr`` (``m`` valid) as float32 into
-        ``vals``, straight from global memory into registers: the register-row layout
-        (perf-notes r43), no staging. Past ``m`` they read as zeros, as staged padding
-        does. The branch on ``full_row`` (thread_full) stands outside the loops, and the
-        loops hold at most 4 groups each, so LLVM unrolls them and ``vals`` stays in
-        registers (``store_words``, layer_norm's ``write_row``)."""
+    def gload_words_row(addr, m, t, G, words, full_row):
+        """This thread's share of the row at global ``addr`` (``m`` valid elements), packed,
+        into ``words`` (``row_words`` of them), straight from global memory: the register-row
+        layout (perf-notes r43), no staging. Past ``m`` the words read as zeros, as staged
+        padding does. The branch on ``full_row`` (thread_full) stands outside the loops, and
+        each loop holds at most 4 groups, so LLVM unrolls them and ``words`` stays in
+        registers (layer_norm's ``write_row``); no group is converted between two groups'
+        loads (a partial thread's groups are separate branches, across which the assembler
+        does not move a load)."""
         if full_row:
             for j in range(H):
-                gload_group(addr, m, t, G, j, vals, True)
+                gload_words(addr, m, t, G, j, words, j * GW, True)
             for j in range(H, V):
-                gload_group(addr, m, t, G, j, vals, True)
+                gload_words(addr, m, t, G, j, words, j * GW, True)
         else:
             for j in range(H):
-                gload_group(addr, m, opaque(t), opaque(G), j, vals, False)
+                gload_words(addr, m, opaque(t), opaque(G), j, words, j * GW, False)
             for j in range(H, V):
-                gload_group(addr, m, opaque(t), opaque(G), j, vals, False)
+                gload_words(addr, m, opaque(t), opaque(G), j, words, j * GW, False)
+
+    @dev
+    def unpack_row(words, vals):
+        """The packed share ``words`` (:func:`gload_words_row`) as float32 into ``vals``.
+        (Unpacking it again in each pass through a volatile move, as the r43 prototypes did,
+        took the sm_90a builds from 84-95 registers to 127-128: every group's values were
+        unpacked before the first was used; perf-notes r44.)"""
+        for j in range(H):
+            for i in range(GW):
+                unpack_word(words[j * GW + i], vals, j * S, i)
+        for j in range(H, V):
+            for i in range(GW):
+                unpack_word(words[j * GW + i], vals, j * S, i)
+
+    @dev
+    def unpack_word(w, vals, v, i):
+        """Word ``i`` of a slot group as float32 into ``vals[v:]`` (16-bit: two elements)."""
+        if half:
+            vals[v + 2 * i] = lo_f32(w)
+            vals[v + 2 * i + 1] = hi_f32(w)
+        else:
+            vals[v + i] = C.bits_to_f32(w)
 
     @dev
     def pack_group(vals, o, words):
@@ -488,19 +512,20 @@ def make_io(kind: str, sm80: bool, row_kind: str | None = None,
         return uint32(c)
 
     def vector_group(staged: bool):
-        """``vg(sh, w, m, t, G, j, vals)``: slot group ``j`` of a vector (a weight, a bias) as
-        float32 into ``vals[0:S]``, from the copy staged at word ``w`` (``staged``: the row
-        loop) or read from global address ``w`` with ``m`` valid elements (a split row's
-        chunk)."""
+        """``vg(sh, w, m, t, G, j, vals, full_row)``: slot group ``j`` of a vector (a weight,
+        a bias) as float32 into ``vals[0:S]``, from the copy staged at word ``w``
+        (``staged``: the row loop) or read from global address ``w`` with ``m`` valid
+        elements (a split row's chunk, the register-row layout; ``full_row``: this thread's
+        groups all lie below ``m``, 16-byte loads without checks)."""
         if staged:
             @dev
-            def vg(sh, w, m, t, G, j, vals):
+            def vg(sh, w, m, t, G, j, vals, full_row):
                 load_group(sh, w, t, G, j, vals, 0)
         else:
             @dev
-            def vg(sh, w, m, t, G, j, vals):
+            def vg(sh, w, m, t, G, j, vals, full_row):
                 tmp = cuda.local.array(GW, uint32)
-                gload(w, m, t, G, j, tmp)
+                gload_words(w, m, t, G, j, tmp, 0, full_row)
                 for k in range(S):
                     vals[k] = get(tmp, k)
         return vg
@@ -509,7 +534,8 @@ def make_io(kind: str, sm80: bool, row_kind: str | None = None,
                            full=full, fetch=fetch, put_back=put_back, gload=gload, gstore=gstore,
                            get=get, put=put, first=first, elem=elem, gw=GW, groups=V, slot=S,
                            words=per_thread * esz // 4, load_group=load_group,
-                           load_row=load_row, gload_row=gload_row, store_group=store_group,
+                           load_row=load_row, gload_words_row=gload_words_row,
+                           unpack_row=unpack_row, row_words=ROW_WORDS, store_group=store_group,
                            pack_group=pack_group,
                            unpack_group=unpack_group, store_words=store_words,
                            count=count, thread_full=thread_full, vector_group=vector_group)

@@ -62,7 +62,7 @@ def build(kind: str, wkind: str, sm80: bool, resid: bool, per_thread: int = PER_
     wio = make_io(wkind, sm80, kind, per_thread=P)
     issue, wait, load_row, store_group, thread_full = (io.issue, io.wait, io.load_row,
                                                        io.store_group, io.thread_full)
-    gload_row = io.gload_row
+    gload_words_row, unpack_row, RW = io.gload_words_row, io.unpack_row, io.row_words
     pack_group, unpack_group, store_words = io.pack_group, io.unpack_group, io.store_words
     esz, wsz, V, S, GW, NW = (ELEMENT_BYTES[kind], ELEMENT_BYTES[wkind], io.groups, io.slot,
                               io.gw, io.words)
@@ -116,7 +116,7 @@ def build(kind: str, wkind: str, sm80: bool, resid: bool, per_thread: int = PER_
         @dev
         def out_group(sm, xv, w, yrow, m, inv, t, G, j, full):
             wv = cuda.local.array(S, float32)
-            wgroup(sm, w, m, t, G, j, wv)
+            wgroup(sm, w, m, t, G, j, wv, full)
             for k in range(S):
                 xv[j * S + k] = xv[j * S + k] * inv * wv[k]
             store_group(yrow, m, t, G, j, full, xv, j * S)
@@ -219,8 +219,10 @@ def build(kind: str, wkind: str, sm80: bool, resid: bool, per_thread: int = PER_
         t = int64(cuda.threadIdx.x)
         xa, wa, ya = int64(M.gmem_addr(X, 0)), int64(M.gmem_addr(W, 0)), int64(M.gmem_addr(Y, 0))
         full = thread_full(t, G, n)
+        words = cuda.local.array(RW, uint32)  # every load issued before any conversion
+        gload_words_row(xa + row * sx * esz, n, t, G, words, full)
         xv = cuda.local.array(P, float32)
-        gload_row(xa + row * sx * esz, n, t, G, xv, full)
+        unpack_row(words, xv)
         ss = group_sum(squares(xv), G, red, 0)
         inv = rsqrt_ftz(ss * (float32(1) / float32(n)) + eps)
         scale_global(uint32(0), xv, wa, ya + row * sy * esz, n, inv, t, G, full)
