@@ -5,6 +5,8 @@ A case is ``(op, dtype, shape, layout, special, variant)``. Inputs are fresh ran
 run; ``out`` arrays are poisoned with NaN before the call, so an element the kernel never
 writes shows up as a NaN where the reference is finite.
 """
+import os
+
 import ml_dtypes
 import numpy as np
 
@@ -164,14 +166,31 @@ def make(op, dtype, shape, layout, special, rng, fw="numpy"):
     raise ValueError(op)
 
 
+#: variants run with no config and env NBKERNELS_ROW_VARIANT set: the register-row layout as
+#: the automatic choice takes it (config.regs_config: threads of 32 elements where a row fills
+#: whole warps of them, else of 64)
+ENV_VARIANTS = {"regsauto": "regs"}
+
+
 def call(op, args, kwargs, outs, variant):
     fn = {"rms_norm_residual": "rms_norm", "swiglu_packed": "swiglu"}.get(op, op)
-    kw = dict(kwargs, config=VARIANTS[variant])
+    kw = dict(kwargs, config=VARIANTS.get(variant))
     if outs is not None:
         kw["out"] = outs[0]
         if op == "rms_norm_residual":
             kw["residual_out"] = outs[1]
-    res = getattr(nbkernels, fn)(*args, **kw)
+    env = ENV_VARIANTS.get(variant)
+    old = os.environ.get("NBKERNELS_ROW_VARIANT")
+    if env:
+        os.environ["NBKERNELS_ROW_VARIANT"] = env
+    try:
+        res = getattr(nbkernels, fn)(*args, **kw)
+    finally:
+        if env:
+            if old is None:
+                del os.environ["NBKERNELS_ROW_VARIANT"]
+            else:
+                os.environ["NBKERNELS_ROW_VARIANT"] = old
     return tuple(res) if isinstance(res, tuple) else (res,)
 
 

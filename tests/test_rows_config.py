@@ -384,13 +384,24 @@ def test_rms_norm_wide_build_by_row_length_and_dram(monkeypatch):
 
 
 # --- the register-row layout (perf-notes r43) --------------------------------------------------
-@pytest.mark.parametrize("n,threads", [(1, 32), (2048, 32), (2049, 64), (4096, 64), (4097, 128),
-                                       (8192, 128), (8193, 256), (32768, 512), (40000, 512)])
-def test_regs_config_takes_the_fewest_threads_that_cover_the_row(n, threads):
+@pytest.mark.parametrize("n,threads,per_thread", [
+    # rows that fill whole warps of threads: 64 elements a thread where they can, else 32
+    (2048, 32, 64), (4096, 64, 64), (6144, 96, 64), (8192, 128, 64), (32768, 512, 64),
+    (3072, 96, 32), (5120, 160, 32), (7168, 224, 32),
+    # others: the fewest threads of 64 (a power of two) that cover the row
+    (1, 32, 64), (2049, 64, 64), (4097, 128, 64), (8193, 256, 64), (40000, 512, 64)])
+def test_regs_config_fills_whole_warps_where_the_row_can(n, threads, per_thread):
     from nbkernels.rows.config import regs_config
 
     cfg = regs_config(n)
-    assert (cfg.variant, cfg.threads, cfg.per_thread, cfg.grid(7)) == ("regs", threads, 64, 7)
+    assert (cfg.variant, cfg.threads, cfg.per_thread, cfg.grid(7)) == \
+        ("regs", threads, per_thread, 7)
+
+
+def test_regs_config_with_one_build():
+    from nbkernels.rows.config import regs_config
+
+    assert (regs_config(5120, (64,)).threads, regs_config(8192, (32,)).threads) == (128, 256)
 
 
 def test_a_forced_regs_layout_longer_than_its_block_holds_is_refused():

@@ -82,6 +82,12 @@ CASES += [(op, dt, s, lay, sp, var) for dt in ("bfloat16", "float16")
                                   ((1000, 1000), "contig", None, "regs32"),
                                   ((64, 8192), "contig", "nonfinite", "regs"),
                                   ((64, 8192), "contig", "equal", "regs"))]
+# as the automatic choice takes it anywhere (env NBKERNELS_ROW_VARIANT=regs): rows filling
+# whole warps of 32-element threads (5120 on 160, 7168 on 224) or of 64 (6144 on 96)
+CASES += [(op, dt, s, "contig", sp, "regsauto") for dt in ("bfloat16", "float16")
+          for op in ("rms_norm", "layer_norm", "softmax")
+          for s, sp in (((3000, 5120), None), ((301, 6144), None), ((37, 7168), "nonfinite"),
+                        ((64, 5120), "equal"))]
 CASES += [("softmax", dt, (64, 8000), "contig", sp, "regs") for dt in ("bfloat16", "float16")
           for sp in ("big", "huge", "near1e4", "warpinf")]
 CASES += [("layer_norm", dt, (300, 8192), "contig", sp, "regs") for dt in ("bfloat16", "float16")
@@ -257,19 +263,25 @@ def test_layout_follows_the_bandwidth_per_sm(monkeypatch):
     assert 5 < bw < 200, f"peak DRAM bandwidth per SM: {bw} GB/s"
     wide = bw > config.PER_ROW_MAX_GBPS_PER_SM
     x = cupy.ones((8192, 8192), cupy.float16)
+    def plan():
+        return host.LAST_PLAN["blocks"], host.LAST_PLAN["threads"], host.LAST_PLAN["layout"]
+
     want = (8192, 128, "regs") if wide else (8192, 256, "block")
     for _ in range(2):  # the second call is planned with the kernel's real registers
         nbkernels.softmax(x)
-    assert (host.LAST_PLAN["blocks"], host.LAST_PLAN["threads"],
-            host.LAST_PLAN["layout"]) == want, (bw, host.LAST_PLAN)
-    for _ in range(2):
+    assert plan() == want, (bw, host.LAST_PLAN)
+    for _ in range(2):  # rows of 8192: the 64-element build's block a row (r45)
         nbkernels.rms_norm(x, x[0])
-    assert (host.LAST_PLAN["blocks"], host.LAST_PLAN["threads"],
-            host.LAST_PLAN["layout"]) == want, (bw, host.LAST_PLAN)
+    assert plan() == (8192, 128 if wide else 256, "block"), (bw, host.LAST_PLAN)
     if wide:
         nbkernels.layer_norm(x, x[0], x[1])
-        assert (host.LAST_PLAN["blocks"], host.LAST_PLAN["threads"],
-                host.LAST_PLAN["layout"]) == want, (bw, host.LAST_PLAN)
+        assert plan() == want, (bw, host.LAST_PLAN)
+        # rows of 5120 fill 160 threads of 32 elements: every op in registers on those
+        y = cupy.ones((64, 5120), cupy.float16)
+        for op in (lambda: nbkernels.softmax(y), lambda: nbkernels.rms_norm(y, y[0]),
+                   lambda: nbkernels.layer_norm(y, y[0], y[1])):
+            op()
+            assert plan() == (64, 160, "regs"), (bw, host.LAST_PLAN)
 
 
 def test_resident_estimate_matches_the_driver():

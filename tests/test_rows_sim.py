@@ -157,6 +157,16 @@ REGS_CASES += [("layer_norm", "bfloat16", (3, 4097), "contig", "firsts", "regs")
                ("rms_norm", "bfloat16", (4, 90), "contig", "nonfinite", "regs32"),
                ("rms_norm", "float16", (3, 4999), "rowstride", None, "regs"),
                ("rms_norm", "bfloat16", (1, 1), "contig", None, "regs32")]
+# as the automatic choice takes it (env NBKERNELS_ROW_VARIANT=regs): rows that fill whole warps
+# of 32-element threads (5120 on 160, 3072 on 96) or of 64-element ones (6144 on 96), and a
+# row that fills none (4100: 128 threads of 64, partial)
+REGS_CASES += [(op, dt, (2, n), "contig", sp, "regsauto")
+               for op, dt, n, sp in (("layer_norm", "bfloat16", 5120, "firsts"),
+                                     ("softmax", "float16", 5120, "big"),
+                                     ("rms_norm", "bfloat16", 5120, None),
+                                     ("layer_norm", "float16", 6144, "offset"),
+                                     ("softmax", "bfloat16", 3072, "nonfinite"),
+                                     ("rms_norm", "float16", 4100, None))]
 CASES += REGS_CASES
 
 # Turing's path (no cp.async: rows staged through registers; bf16 rounded in integer code)

@@ -53,6 +53,8 @@ CASES = [  # op, dtype, shape, layout, special, variant
     ("rms_norm", "bfloat16", (4, 4097), "rowstride", None, "regs"),
     ("layer_norm", "float16", (3, 1000), "contig", "vecs32", "regs32"),
     ("softmax", "bfloat16", (2, 300), "misaligned", None, "regs64"),
+    ("layer_norm", "float16", (3, 5120), "contig", None, "regsauto"),  # 160 threads of 32
+    ("softmax", "bfloat16", (2, 6144), "contig", None, "regsauto"),  # 96 threads of 64
 ]
 
 rng = np.random.default_rng()

@@ -12,7 +12,8 @@ DTYPE = {"f16": "float16", "bf16": "bfloat16", "f32": "float32"}
 OPS = ("rms_norm", "rms_norm_residual", "layer_norm", "softmax", "swiglu")
 #: 16-bit rms_norm's second build, 64 elements a thread (sm_80+; rms_norm_kernel.WIDE_ROWS)
 WIDE_KINDS = ("f16", "bf16")
-#: the register-row layout's kernels (RowConfig "regs"; 16-bit rows on sm_80+)
+#: the register-row layout's kernels (RowConfig "regs"; 16-bit rows on sm_80+), each at 64
+#: elements a thread and, as ``<op>32``, at 32 (rows that fill whole warps of those)
 REGS_OPS = ("layer_norm_regs", "softmax_regs", "rms_norm_regs")
 
 
@@ -31,12 +32,14 @@ def _build(op: str, kind: str, arch: Arch):
         k, sig = L.build(kind, "f32", "f32", hw, True, True), L.SIG
     elif op == "softmax":
         k, sig = S.build(kind, hw), S.SIG
-    elif op in REGS_OPS:  # the register-row kernels (16-bit, sm_80+; perf-notes r43)
-        k = {"layer_norm_regs": lambda: L.build(kind, kind, kind, hw, True, True),
-             "softmax_regs": lambda: S.build(kind, hw, cfgmod.REGS_PER_THREAD),
-             "rms_norm_regs": lambda: R.build(kind, kind, hw, False, R.WIDE_PER_THREAD)}[op]()
+    elif op.removesuffix("32") in REGS_OPS:  # the register-row kernels (16-bit, sm_80+; r43-r45)
+        P = cfgmod.PER_THREAD if op.endswith("32") else cfgmod.REGS_PER_THREAD
+        base = op.removesuffix("32")
+        k = {"layer_norm_regs": lambda: L.build(kind, kind, kind, hw, True, True, P),
+             "softmax_regs": lambda: S.build(kind, hw, P),
+             "rms_norm_regs": lambda: R.build(kind, kind, hw, False, P)}[base]()
         k, sig = k.nbk_regs, {"layer_norm_regs": L.SIG, "softmax_regs": S.SIG,
-                              "rms_norm_regs": R.SIG}[op]
+                              "rms_norm_regs": R.SIG}[base]
     else:
         k, sig = W.build(kind, hw), W.SIG
     # what compile checks against the assembler's count (aot.verdict): the residency
@@ -56,8 +59,8 @@ def aot_variants(arch: Arch):
                  functools.partial(_build, "rms_norm_wide", kind)) for kind in WIDE_KINDS] + \
         [Variant(f"rows/layer_norm_f32vec/{kind}", "sm_80",
                  functools.partial(_build, "layer_norm_f32vec", kind)) for kind in WIDE_KINDS] + \
-        [Variant(f"rows/{op}/{kind}", "sm_80", functools.partial(_build, op, kind))
-         for op in REGS_OPS for kind in WIDE_KINDS]
+        [Variant(f"rows/{op}{p}/{kind}", "sm_80", functools.partial(_build, op + p, kind))
+         for op in REGS_OPS for p in ("", "32") for kind in WIDE_KINDS]
 
 
 def dispatch(arch: Arch | None):
@@ -70,11 +73,13 @@ def dispatch(arch: Arch | None):
     wide = (f"; rows of {WIDE_ROWS[0]:,}-{WIDE_ROWS[1]:,} on GPUs above "
             f"{cfgmod.PER_ROW_MAX_GBPS_PER_SM:g} GB/s of DRAM an SM (the H200): "
             f"rows/rms_norm_wide, {WIDE_PER_THREAD} elements a thread")
-    regs = (f"; rows of {cfgmod.REGS_ROWS[0]:,}-{cfgmod.REGS_ROWS[1]:,} on those GPUs: "
-            f"rows/{{op}}_regs, the row held in registers, a block a row")
+    regs = (f"; rows of {cfgmod.REGS_ROWS[0]:,}-{cfgmod.REGS_ROWS[1]:,} on those GPUs"
+            f"{{but}}: rows/{{op}}_regs (rows/{{op}}_regs32 where a row fills whole warps of "
+            f"32-element threads), the row held in registers, a block a row")
     return [(op, DTYPE[k], f"rows/{op}", why[hw or k != "bf16"] +
              (wide if hw and op == "rms_norm" and k in WIDE_KINDS else "") +
-             (regs.format(op=op) if hw and f"{op}_regs" in REGS_OPS and k in WIDE_KINDS
+             (regs.format(op=op, but=" but rows of 8,192" if op == "rms_norm" else "")
+              if hw and f"{op}_regs" in REGS_OPS and k in WIDE_KINDS
               else ""))
             for op in OPS for k in KINDS]
 

@@ -144,14 +144,22 @@ REGS_ROWS = (4097, 8192)
 REGS_PER_THREAD = 64
 
 
-def regs_config(n: int, per_thread: int = REGS_PER_THREAD) -> RowConfig:
-    """The register-row layout for rows of ``n``: the fewest threads (a power of two, 32 at
-    least) whose ``per_thread`` elements each cover the row (more than 512: the caller's
-    ``with_chunks`` says the row does not fit)."""
+def regs_config(n: int, choices=(REGS_PER_THREAD, PER_THREAD)) -> RowConfig:
+    """The register-row layout for rows of ``n``, elements a thread from ``choices`` (the
+    builds an op has, preferred first). Where a row fills whole warps of threads exactly
+    (``n`` a multiple of 32 x elements a thread: rows of 5120 on 160 threads of 32, of 6144 on
+    96 of 64), that: no thread holds a partial group, and none runs the masked code (perf-notes
+    r45: rows of 5120 on 128 threads of 64, every thread partial, moved 53-82% of copy).
+    Else the fewest threads (a power of two, 32 at least) whose elements cover the row, at
+    the first choice (more than 512: ``with_chunks`` says the row does not fit)."""
+    for p in choices:
+        if n % (32 * p) == 0 and n // p <= MAX_THREADS:
+            return RowConfig("regs", n // p, per_thread=p)
+    p = choices[0]
     threads = 32
-    while threads * per_thread < n and threads < MAX_THREADS:
+    while threads * p < n and threads < MAX_THREADS:
         threads *= 2
-    return RowConfig("regs", threads, per_thread=per_thread)
+    return RowConfig("regs", threads, per_thread=p)
 
 
 def with_chunks(cfg: RowConfig, n: int, per_thread: int | None = None) -> RowConfig:

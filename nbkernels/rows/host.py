@@ -346,7 +346,7 @@ class Call:
             forced = {"warp": cfgmod.RowConfig("warp", 32, cfgmod.WARP_ROWS_PER_BLOCK),
                       "block": cfgmod.RowConfig("block", cfgmod.MAX_THREADS),
                       "split": cfgmod.RowConfig("split", cfgmod.SPLIT_THREADS),
-                      "regs": cfgmod.regs_config(r.n, per_thread)}[env]
+                      "regs": cfgmod.regs_config(r.n, (per_thread,))}[env]
         if forced is not None:
             return cfgmod.with_chunks(forced, r.n, per_thread)
         return cfgmod.choose(r.n, r.rows, sms, max_threads, per_thread)

@@ -50,8 +50,12 @@ def per_thread(kind: str, sm80: bool = True) -> int:
 
 
 @functools.lru_cache(maxsize=None)
-def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: bool):
-    P = per_thread(kind, sm80)
+def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: bool,
+          per_thread_: int | None = None):
+    """The kernels for ``kind`` rows with these vectors; ``per_thread_`` elements a thread
+    (default :func:`per_thread`; 32 for 16-bit rows: the register-row layout's rows that fill
+    whole warps of 32-element threads, config.regs_config)."""
+    P = per_thread_ or per_thread(kind, sm80)
     io = make_io(kind, sm80, per_thread=P)
     wio = make_io(wkind, sm80, kind, per_thread=P)
     bio = make_io(bkind, sm80, kind, per_thread=P)
@@ -411,9 +415,11 @@ def _layer_norm(x, weight, bias, eps, *, out, stream=None, config, named, key, p
     hw = for_arch(call.arch()).sm80
     wk = W.kind if W else "f32"
     bk = B.kind if B else "f32"
-    kern = build(X.kind, wk, bk, hw, W is not None, B is not None)
-    if config is None and host.wants_regs(call, X, None, kern.nbk_regs is not None):
-        config = regs_config(X.n)
+    P = per_thread(X.kind, hw)
+    if config is None and host.wants_regs(call, X, None, hw and X.kind != "f32"):
+        config = regs_config(X.n, (P, PER_THREAD))  # rows filling whole warps if they can
+        P = config.per_thread
+    kern = build(X.kind, wk, bk, hw, W is not None, B is not None, P)
     cfg = call.config(X, config, kern)
     xb, wb, bb, yb = call.buf(X), call.buf(W), call.buf(B), call.buf(Y)
 
@@ -425,6 +431,6 @@ def _layer_norm(x, weight, bias, eps, *, out, stream=None, config, named, key, p
     tags = ("x", "weight" if W else None, "bias" if B else None, "out", None, None, None, None,
             "eps", None, None, None, None)
     host.run_phases(call, kern, SIG, cfg, X.rows, NSTAT, args, tags,
-                    ("layer_norm", X.kind, wk, bk, hw, W is not None, B is not None))
+                    ("layer_norm", X.kind, wk, bk, hw, W is not None, B is not None, P))
     host.remember(key, call, ("out",), named, ptrs, scalars=_KEY.scalars)
     return call.finish(Y)

@@ -246,9 +246,10 @@ def _softmax(x, *, out, stream=None, config, named, key, ptrs):
     can = hw and X.kind != "f32"
     regs = host.wants_regs(call, X, config, can)
     P = REGS_PER_THREAD if regs and can else PER_THREAD
-    kern = build(X.kind, hw, P)
     if regs and config is None:
-        config = regs_config(X.n, P)
+        config = regs_config(X.n, (REGS_PER_THREAD, PER_THREAD))
+        P = config.per_thread
+    kern = build(X.kind, hw, P)
     cfg = call.config(X, config, kern)
     xb, yb = call.buf(X), call.buf(Y)
 
