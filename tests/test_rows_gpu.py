@@ -125,9 +125,10 @@ def test_numpy_round_trip(case):
 
 @pytest.mark.parametrize("fw", ["cupy", "torch"])
 @pytest.mark.parametrize("op", OPS)
-@pytest.mark.parametrize("shape", [(1, 4096), (64, 4096), (3, 40000)])
+@pytest.mark.parametrize("shape", [(1, 4096), (64, 4096), (3, 40000), (64, 5120), (2, 8000)])
 def test_repeat_calls_replay_with_new_data(op, shape, fw):
-    """The second and later calls take the replay path; each must see its own inputs."""
+    """The second and later calls take the replay path; each must see its own inputs (rows
+    of 5120 and 8000: the register rows on the H200, 160 threads of 32 and 128 of 64)."""
     _fw(fw)
     rng = np.random.default_rng()
     for _ in range(3):
