@@ -135,11 +135,13 @@ def choose(n: int, rows: int, sm_count: int, max_threads: int = MAX_THREADS,
 
 
 #: Row lengths the register-row layout takes by itself, where the GPU's DRAM is wide
-#: (:func:`wide_dram`): on the H200 (perf-notes r43, prototypes beside the package, rows of
-#: 8192 on 128 threads of 64 elements) it moved 2.4-4.6 points of copy more than the staged
-#: layouts for 16-bit layer_norm and softmax, 0.5-2 for rms_norm. Shorter rows (rows of 4096
-#: gained 0.5-2.5 in the prototypes, on 128 threads of 32 elements, a build the package does
-#: not have) and narrower DRAM (the H100) are unmeasured: they keep the staged layouts.
+#: (:func:`wide_dram`). On the H200 (perf-notes r43-r46; session 47, run H, against the staged
+#: layouts in alternated processes) it moved, in 16 bits, +0.6 to +1.8 points of copy for
+#: layer_norm and softmax at 8192 x 8192, and +10 to +42 at rows of 5120 and 7168 for all
+#: three ops (to 92-96.6%); rms_norm at rows of exactly 8192 stays on its own block a row (the
+#: register rows were 1.4-2.7 points below it, r45: rms_norm_kernel). Rows of 4096 and under
+#: (the prototypes gained 0.5-2.5 there) and narrower DRAM (the H100) are unmeasured: they
+#: keep the staged layouts.
 REGS_ROWS = (4097, 8192)
 REGS_PER_THREAD = 64
 
