@@ -14,7 +14,9 @@ from ._common import (CALL_MODES, ITEMSIZE, Family, _CallOverhead, check_install
 
 OPS = ("rms_norm", "layer_norm", "softmax", "swiglu")
 DTYPES = ("f16", "bf16", "f32")
-SHAPES = ("64x4096", "8192x8192")  # a decode step's activations; a large prefill batch
+# a decode step's activations; a large prefill batch; a model width whose rows do not fill
+# power-of-two blocks (50-64% of copy before session 47's register rows, perf-notes r45)
+SHAPES = ("64x4096", "8192x8192", "16384x5120")
 COPY_BYTES = 1 << 30
 
 # elements read + written per call, for M rows of N: (x, weight, out), (x, weight, bias, out),
