@@ -452,6 +452,15 @@ def make_io(kind: str, sm80: bool, row_kind: str | None = None,
                 unpack_word(words[j * GW + i], vals, j * S, i)
 
     @dev
+    def gload_row(addr, m, t, G, vals, full_row):
+        """This thread's elements of the row at global ``addr`` (``m`` valid) as float32 in
+        ``vals``: :func:`gload_words_row`, then :func:`unpack_row` (the register-row
+        kernels' load)."""
+        words = cuda.local.array(ROW_WORDS, uint32)
+        gload_words_row(addr, m, t, G, words, full_row)
+        unpack_row(words, vals)
+
+    @dev
     def unpack_word(w, vals, v, i):
         """Word ``i`` of a slot group as float32 into ``vals[v:]`` (16-bit: two elements)."""
         if half:
@@ -534,8 +543,7 @@ def make_io(kind: str, sm80: bool, row_kind: str | None = None,
                            full=full, fetch=fetch, put_back=put_back, gload=gload, gstore=gstore,
                            get=get, put=put, first=first, elem=elem, gw=GW, groups=V, slot=S,
                            words=per_thread * esz // 4, load_group=load_group,
-                           load_row=load_row, gload_words_row=gload_words_row,
-                           unpack_row=unpack_row, row_words=ROW_WORDS, store_group=store_group,
+                           load_row=load_row, gload_row=gload_row, store_group=store_group,
                            pack_group=pack_group,
                            unpack_group=unpack_group, store_words=store_words,
                            count=count, thread_full=thread_full, vector_group=vector_group)

@@ -61,7 +61,7 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
     bio = make_io(bkind, sm80, kind, per_thread=P)
     issue, wait, first, load_row, store_group, count = (io.issue, io.wait, io.first,
                                                         io.load_row, io.store_group, io.count)
-    gload_words_row, unpack_row, RW = io.gload_words_row, io.unpack_row, io.row_words
+    gload_row = io.gload_row
     thread_full = io.thread_full
     esz, wsz, bsz = ELEMENT_BYTES[kind], ELEMENT_BYTES[wkind], ELEMENT_BYTES[bkind]
     V, S, NW = io.groups, io.slot, io.words
@@ -330,10 +330,8 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
         ya = int64(M.gmem_addr(Y, 0))
         wa, ba = int64(M.gmem_addr(W, 0)), int64(M.gmem_addr(B, 0))
         full = thread_full(t, G, n)
-        words = cuda.local.array(RW, uint32)  # every load issued before any conversion
-        gload_words_row(xrow, n, t, G, words, full)
         xv = cuda.local.array(P, float32)
-        unpack_row(words, xv)
+        gload_row(xrow, n, t, G, xv, full)
         rn = float32(1) / float32(n)
         mean, m2, delta = moments(first(xrow), t, G, n, rn, full, red, 0, xv, False)
         rstd = rsqrt_ftz(m2 * rn + eps)

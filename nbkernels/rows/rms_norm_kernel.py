@@ -62,7 +62,7 @@ def build(kind: str, wkind: str, sm80: bool, resid: bool, per_thread: int = PER_
     wio = make_io(wkind, sm80, kind, per_thread=P)
     issue, wait, load_row, store_group, thread_full = (io.issue, io.wait, io.load_row,
                                                        io.store_group, io.thread_full)
-    gload_words_row, unpack_row, RW = io.gload_words_row, io.unpack_row, io.row_words
+    gload_row = io.gload_row
     pack_group, unpack_group, store_words = io.pack_group, io.unpack_group, io.store_words
     esz, wsz, V, S, GW, NW = (ELEMENT_BYTES[kind], ELEMENT_BYTES[wkind], io.groups, io.slot,
                               io.gw, io.words)
@@ -219,10 +219,8 @@ def build(kind: str, wkind: str, sm80: bool, resid: bool, per_thread: int = PER_
         t = int64(cuda.threadIdx.x)
         xa, wa, ya = int64(M.gmem_addr(X, 0)), int64(M.gmem_addr(W, 0)), int64(M.gmem_addr(Y, 0))
         full = thread_full(t, G, n)
-        words = cuda.local.array(RW, uint32)  # every load issued before any conversion
-        gload_words_row(xa + row * sx * esz, n, t, G, words, full)
         xv = cuda.local.array(P, float32)
-        unpack_row(words, xv)
+        gload_row(xa + row * sx * esz, n, t, G, xv, full)
         ss = group_sum(squares(xv), G, red, 0)
         inv = rsqrt_ftz(ss * (float32(1) / float32(n)) + eps)
         scale_global(uint32(0), xv, wa, ya + row * sy * esz, n, inv, t, G, full)

@@ -38,7 +38,7 @@ def build(kind: str, sm80: bool, per_thread: int = PER_THREAD):
     issue, wait, load_row, store_group, count = (io.issue, io.wait, io.load_row,
                                                  io.store_group, io.count)
     thread_full = io.thread_full
-    gload_words_row, unpack_row, RW = io.gload_words_row, io.unpack_row, io.row_words
+    gload_row = io.gload_row
     P, esz, V, S, NW = per_thread, ELEMENT_BYTES[kind], io.groups, io.slot, io.words
     # the 64-element build writes in two loops of at most 4 groups (layer_norm's write_row:
     # a loop of 8 LLVM left rolled, and the row's registers went to the stack)
@@ -175,10 +175,8 @@ def build(kind: str, sm80: bool, per_thread: int = PER_THREAD):
         t = int64(cuda.threadIdx.x)
         xa, ya = int64(M.gmem_addr(X, 0)), int64(M.gmem_addr(Y, 0))
         full = thread_full(t, G, n)
-        words = cuda.local.array(RW, uint32)  # every load issued before any conversion
-        gload_words_row(xa + row * sx * esz, n, t, G, words, full)
         xv = cuda.local.array(P, float32)
-        unpack_row(words, xv)
+        gload_row(xa + row * sx * esz, n, t, G, xv, full)
         mx, s = row_stats(t, G, n, full, red, 0, xv)
         write_row(xv, t, G, n, rcp_ftz(s), full, ya + row * sy * esz)
 
