@@ -440,6 +440,9 @@ def test_regs_layout_is_taken_where_it_was_measured_faster(monkeypatch, n, built
     call = types.SimpleNamespace(sim=False)
     rows = types.SimpleNamespace(n=n)
     assert host.wants_regs(call, rows, None, built) is want
+    # a length the op measured its own layout faster at: not taken by itself, forced still
+    assert host.wants_regs(call, rows, None, built, auto_except=(n,)) is \
+        (env.get("NBKERNELS_ROW_VARIANT") == "regs")
     # a config decides alone: regs or not, whatever the GPU
     assert host.wants_regs(call, rows, RowConfig("regs", 128), False) is True
     assert host.wants_regs(call, rows, RowConfig("block", 128), built) is False

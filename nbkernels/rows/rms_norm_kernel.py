@@ -317,11 +317,9 @@ def _rms_norm(x, weight, eps, *, residual, out, residual_out, stream=None, confi
     H = call.output(residual_out, "residual_out", X) if R is not None else None
     hw = for_arch(call.arch()).sm80
     can = has_wide(X.kind, hw, R is not None)
-    regs = host.wants_regs(call, X, config, can)
-    if regs and config is None and X.n == WIDE_ROWS[1]:
-        # rows of 8192 stay on the 64-element build's block a row, every thread full: the
-        # register rows measured 1.4-2.7 points below it there (H200, perf-notes r45)
-        regs = False
+    # rows of 8192 stay on the 64-element build's block a row, every thread full: the
+    # register rows measured 1.4-2.7 points below it there (H200, perf-notes r45)
+    regs = host.wants_regs(call, X, config, can, auto_except=(WIDE_ROWS[1],))
     P = WIDE_PER_THREAD if can and (regs or wide(X.n, config)) else PER_THREAD
     if regs and config is None:
         config = regs_config(X.n, (WIDE_PER_THREAD, PER_THREAD))
