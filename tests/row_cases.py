@@ -38,7 +38,10 @@ VARIANTS = {None: None, "warp": RowConfig("warp", 32, 4), "block": RowConfig("bl
             # the register-row layout (16-bit rows on sm_80+; perf-notes r43): a block of 128
             # threads a row (rows up to 8192), of 64 (up to 4096), of 32 (one warp: no barrier)
             "regs": RowConfig("regs", 128), "regs64": RowConfig("regs", 64),
-            "regs32": RowConfig("regs", 32)}
+            "regs32": RowConfig("regs", 32),
+            # a staged block of three warps (not a power of two: rows that fill no power of
+            # two of threads take the fewest whole warps, perf-notes r47), looping
+            "block96loop": RowConfig("block", 96, blocks=2, buffers=1)}
 
 
 def _values(rng, shape, special):
@@ -167,8 +170,8 @@ def make(op, dtype, shape, layout, special, rng, fw="numpy"):
 
 
 #: variants run with no config and env NBKERNELS_ROW_VARIANT set: the register-row layout as
-#: the automatic choice takes it (config.regs_config: threads of 32 elements where a row fills
-#: whole warps of them, else of 64)
+#: the automatic choice takes it (config.regs_config: the fewest whole warps covering the row,
+#: at the build leaving fewer elements past its end)
 ENV_VARIANTS = {"regsauto": "regs"}
 
 

@@ -126,6 +126,12 @@ def test_with_chunks_keeps_loop_fields():
     (2049, 100, 64, ("block", 64, 1)),
     (40000, 1, 64, ("split", 256, 3)),  # one row: chunks of 256 x 64 = 16384
     (40000, 1, 32, ("split", 256, 5)),  # chunks of 8192
+    # rows that fill no power of two of threads: the fewest whole warps (perf-notes r47)
+    (5120, 16384, 32, ("block", 160, 1)),  # not 256, 96 of them idle
+    (7168, 16384, 32, ("block", 224, 1)),
+    (5000, 16384, 32, ("block", 160, 1)),  # 156 full threads, one partial, 3 idle
+    (5120, 16384, 64, ("block", 96, 1)),  # 80 full, 16 idle (not 128: 48 idle)
+    (3072, 100, 32, ("block", 96, 1)),
 ])
 def test_choose_follows_the_kernels_elements_per_thread(n, rows, per_thread, want):
     cfg = choose(n, rows, 132, 512, per_thread)
@@ -388,8 +394,10 @@ def test_rms_norm_wide_build_by_row_length_and_dram(monkeypatch):
     # rows that fill whole warps of threads: 64 elements a thread where they can, else 32
     (2048, 32, 64), (4096, 64, 64), (6144, 96, 64), (8192, 128, 64), (32768, 512, 64),
     (3072, 96, 32), (5120, 160, 32), (7168, 224, 32),
-    # others: the fewest threads of 64 (a power of two) that cover the row
-    (1, 32, 64), (2049, 64, 64), (4097, 128, 64), (8193, 256, 64), (40000, 512, 64)])
+    # others: the fewest whole warps covering the row at the build leaving fewer element
+    # slots past its end (perf-notes r47): 5000 on 160 x 32 (120 slots), not 96 x 64 (1144)
+    (5000, 160, 32), (8000, 128, 64), (1, 32, 32), (2049, 96, 32), (4097, 160, 32),
+    (8193, 288, 32), (40000, 512, 64)])
 def test_regs_config_fills_whole_warps_where_the_row_can(n, threads, per_thread):
     from nbkernels.rows.config import regs_config
 
@@ -401,7 +409,7 @@ def test_regs_config_fills_whole_warps_where_the_row_can(n, threads, per_thread)
 def test_regs_config_with_one_build():
     from nbkernels.rows.config import regs_config
 
-    assert (regs_config(5120, (64,)).threads, regs_config(8192, (32,)).threads) == (128, 256)
+    assert (regs_config(5120, (64,)).threads, regs_config(8192, (32,)).threads) == (96, 256)
 
 
 def test_a_forced_regs_layout_longer_than_its_block_holds_is_refused():

@@ -29,6 +29,19 @@ CASES += [("softmax", dt, (3, 5000), "contig", sp, var)
 CASES += [(op, "float32", (64, 3000), "contig", sp, None)
           for op, sp in itertools.product(("rms_norm", "layer_norm", "swiglu"),
                                           ("nonfinite", "equal"))]
+# rows that fill no power of two of threads, on the fewest whole warps (perf-notes r47):
+# float32 rows of 5120 on 160 threads, 7168 on 224, 3072 on 96, 5000 with a partial thread;
+# 16-bit ones with a residual and swiglu (the staged layouts on every GPU)
+CASES += [(op, "float32", s, "contig", sp, None)
+          for op in ("rms_norm", "rms_norm_residual", "layer_norm", "softmax", "swiglu")
+          for s, sp in (((301, 5120), None), ((37, 7168), "nonfinite"), ((64, 3072), "equal"),
+                        ((37, 5000), None))]
+CASES += [(op, dt, s, "contig", None, None) for op in ("rms_norm_residual", "swiglu")
+          for dt in ("bfloat16", "float16") for s in ((301, 5120), (37, 5000))]
+# a block of 3 warps forced, looping (16-bit layer_norm's groups sharing the vectors meet on
+# named barriers of 96 threads)
+CASES += [(op, "bfloat16", (301, 3000), "contig", sp, "block96loop")
+          for op, sp in (("layer_norm", "vecs32"), ("softmax", None), ("rms_norm_residual", None))]
 # a few blocks looping over many rows, rings of 1, 2 and 4 buffers; swiglu looping over chunks
 CASES += [(op, dt, (37, 2000), "contig", None, var)  # 64-thread blocks hold 2048
           for op, dt, var in itertools.product(OPS, ("bfloat16", "float32"),
@@ -283,6 +296,12 @@ def test_layout_follows_the_bandwidth_per_sm(monkeypatch):
                    lambda: nbkernels.layer_norm(y, y[0], y[1])):
             op()
             assert plan() == (64, 160, "regs"), (bw, host.LAST_PLAN)
+    # float32 rows of 5120 stage on the fewest whole warps, 160 threads (not 256; r47)
+    z = cupy.ones((64, 5120), cupy.float32)
+    for _ in range(2):
+        nbkernels.softmax(z)
+    assert (host.LAST_PLAN["threads"], host.LAST_PLAN["layout"]) == (160, "block"), \
+        host.LAST_PLAN
 
 
 def test_resident_estimate_matches_the_driver():

@@ -87,6 +87,16 @@ LOOP_CASES += [("layer_norm", "float32", (3, 200), "contig", "equal", "loop4"),
                ("layer_norm", "bfloat16", (9, 64), "rowstride", None, "warploop4"),
                ("rms_norm_residual", "float32", (11, 64), "misaligned", None, "loop4")]
 CASES += LOOP_CASES
+# rows that fill no power of two of threads take the fewest whole warps (perf-notes r47):
+# float32 rows of 3072 on 96 threads, 16-bit ones of 2500 on 96 (the last thread partial);
+# a forced block of three warps looping, where 16-bit layer_norm's two groups a block share
+# the vectors on named barriers of 96 threads
+CASES += [("layer_norm", "float32", (2, 3072), "contig", "equal", None),
+          ("softmax", "float32", (2, 3072), "contig", "big", None),
+          ("rms_norm_residual", "bfloat16", (3, 2500), "contig", None, None),
+          ("swiglu", "float16", (2, 2500), "contig", None, None),
+          ("layer_norm", "bfloat16", (5, 300), "contig", "vecs32", "block96loop"),
+          ("softmax", "float16", (5, 300), "contig", None, "block96loop")]
 
 # rows that fill every thread's 32 elements (the unmasked path each thread takes when none of
 # its elements lie past the row's end), and rows a few short of it (full and partial threads
@@ -158,15 +168,16 @@ REGS_CASES += [("layer_norm", "bfloat16", (3, 4097), "contig", "firsts", "regs")
                ("rms_norm", "float16", (3, 4999), "rowstride", None, "regs"),
                ("rms_norm", "bfloat16", (1, 1), "contig", None, "regs32")]
 # as the automatic choice takes it (env NBKERNELS_ROW_VARIANT=regs): rows that fill whole warps
-# of 32-element threads (5120 on 160, 3072 on 96) or of 64-element ones (6144 on 96), and a
-# row that fills none (4100: 128 threads of 64, partial)
+# of 32-element threads (5120 on 160, 3072 on 96) or of 64-element ones (6144 on 96), and
+# rows that fill none (4100 and 5000: 160 threads of 32, the last ones partial or idle; r47)
 REGS_CASES += [(op, dt, (2, n), "contig", sp, "regsauto")
                for op, dt, n, sp in (("layer_norm", "bfloat16", 5120, "firsts"),
                                      ("softmax", "float16", 5120, "big"),
                                      ("rms_norm", "bfloat16", 5120, None),
                                      ("layer_norm", "float16", 6144, "offset"),
                                      ("softmax", "bfloat16", 3072, "nonfinite"),
-                                     ("rms_norm", "float16", 4100, None))]
+                                     ("rms_norm", "float16", 4100, None),
+                                     ("layer_norm", "bfloat16", 5000, "firsts"))]
 CASES += REGS_CASES
 
 # Turing's path (no cp.async: rows staged through registers; bf16 rounded in integer code)

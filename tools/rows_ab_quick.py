@@ -1,6 +1,6 @@
 """% of copy of row ops in one process, for A/B runs between trees (perf-notes r16;
 measurement only): ``python tools/rows_ab_quick.py [--ops ...] [--dtypes bf16,f32] [--json F]``
-(ops: rms_norm, layer_norm, softmax, swiglu) [--sizes 8192x8192,16384x5120].
+(ops: rms_norm, rms_norm_residual, layer_norm, softmax, swiglu) [--sizes 8192x8192,16384x5120].
 
 Like ``rows.bench``'s large sizes (same timing: ``matmul.bench._time``, CUDA events behind a
 spin kernel after the clock settles; same bytes-moved formula and 1 GiB copy), without the
@@ -94,11 +94,13 @@ def main():
         for rows, n in sizes:
             x0, w = rand((rows, n), dtype), rand((n,), dtype)
             xs = rotated(x0, l2)
-            ups = [x0.copy() for _ in xs] if "swiglu" in a.ops else []  # swiglu's second input
+            # swiglu's second input, rms_norm's residual
+            ups = [x0.copy() for _ in xs] if ("swiglu" in a.ops or "residual" in a.ops) else []
             for op in a.ops.split(","):
                 fn = bench._fns(op)[0]
                 sets = ([(x,) for x in xs] if op == "softmax" else
-                        [(x, u, w) for x, u in zip(xs, ups)] if op == "swiglu" else
+                        [(x, u, w) for x, u in zip(xs, ups)]
+                        if op in ("swiglu", "rms_norm_residual") else
                         [(x, w, w) for x in xs])
                 t, _ = bench.time_events(fn, sets, a.reps)
                 pc = bench.bytes_moved(op, rows, n, dtype.itemsize) / t / bw

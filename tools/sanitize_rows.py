@@ -3,7 +3,8 @@
     compute-sanitizer --tool memcheck --report-api-errors no python3 tools/sanitize_rows.py [OP]
 
 With OP, only the cases of that op (fewer kernels to compile under the sanitizer); with
-``regs``, only the register-row layout's cases.
+``regs``, only the register-row layout's cases; with ``warps``, the blocks of whole warps
+that are no power of two.
 """
 import sys
 
@@ -56,11 +57,23 @@ CASES = [  # op, dtype, shape, layout, special, variant
     ("layer_norm", "float16", (3, 5120), "contig", None, "regsauto"),  # 160 threads of 32
     ("softmax", "bfloat16", (2, 6144), "contig", None, "regsauto"),  # 96 threads of 64
 ]
+# rows on the fewest whole warps that cover them (perf-notes r47), selected by ``warps``:
+# float32 rows of 3000 staged on 96 threads, 16-bit rows of 5000 with a residual on 160 (the
+# last thread partial), a forced looping block of 96 whose two row groups share the vectors on
+# named barriers, register rows of 5000 on 160 threads of 32
+WARPS = [
+    ("layer_norm", "float32", (5, 3000), "contig", None, None),
+    ("rms_norm_residual", "bfloat16", (7, 5000), "contig", None, None),
+    ("layer_norm", "bfloat16", (7, 3000), "contig", "vecs32", "block96loop"),
+    ("softmax", "float16", (3, 5000), "contig", None, "regsauto"),
+]
+CASES += WARPS
 
 rng = np.random.default_rng()
 fails = []
 cases = [c for c in CASES if len(sys.argv) < 2 or c[0] == sys.argv[1] or
-         (sys.argv[1] == "regs" and (c[5] or "").startswith("regs"))]
+         (sys.argv[1] == "regs" and (c[5] or "").startswith("regs")) or
+         (sys.argv[1] == "warps" and c in WARPS)]
 for case in cases:
     fails += run_case(case, rng, "cupy")
 print("\n".join(fails) or f"{len(cases)} cases ok")

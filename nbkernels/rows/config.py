@@ -117,20 +117,26 @@ def for_arch(arch) -> ArchRows:
                              f"{sorted(SM_BASE)})") from None
 
 
+def whole_warps(n: int, per_thread: int) -> int:
+    """The fewest threads, in whole warps, whose ``per_thread`` elements each cover ``n``: a
+    block no larger than the row needs (perf-notes r47: rows of 5120 on the 256 threads of the
+    next power of two left 96 of them idle, staging and registers held for nothing)."""
+    return -(-n // (32 * per_thread)) * 32
+
+
 def choose(n: int, rows: int, sm_count: int, max_threads: int = MAX_THREADS,
            per_thread: int = PER_THREAD) -> RowConfig:
     """The layout for ``rows`` rows of ``n`` elements on a GPU with ``sm_count`` SMs, where
     shared memory lets a block stage at most ``max_threads`` threads' elements and a thread
-    holds ``per_thread`` of a row (the kernel's ``nbk_per_thread``)."""
+    holds ``per_thread`` of a row (the kernel's ``nbk_per_thread``). A row longer than a warp
+    holds takes a block of the fewest whole warps that cover it (64 threads at least), or, where
+    shared memory or the SMs' count rule that out, a split layout."""
     P = per_thread
     if n <= 32 * P:
         return RowConfig("warp", 32, WARP_ROWS_PER_BLOCK, per_thread=P)
     few_rows = rows * 2 < sm_count  # one block per row would leave most SMs idle
     if n <= max_threads * P and not (few_rows and n > SPLIT_THREADS * P):
-        threads = 64
-        while threads * P < n:
-            threads *= 2
-        return RowConfig("block", threads, per_thread=P)
+        return RowConfig("block", max(64, whole_warps(n, P)), per_thread=P)
     return RowConfig("split", SPLIT_THREADS, 1, -(-n // (SPLIT_THREADS * P)), per_thread=P)
 
 
@@ -148,20 +154,20 @@ REGS_PER_THREAD = 64
 
 def regs_config(n: int, choices=(REGS_PER_THREAD, PER_THREAD)) -> RowConfig:
     """The register-row layout for rows of ``n``, elements a thread from ``choices`` (the
-    builds an op has, preferred first). Where a row fills whole warps of threads exactly
-    (``n`` a multiple of 32 x elements a thread: rows of 5120 on 160 threads of 32, of 6144 on
-    96 of 64), that: no thread holds a partial group, and none runs the masked code (perf-notes
-    r45: rows of 5120 on 128 threads of 64, every thread partial, moved 53-82% of copy).
-    Else the fewest threads (a power of two, 32 at least) whose elements cover the row, at
-    the first choice (more than 512: ``with_chunks`` says the row does not fit)."""
-    for p in choices:
-        if n % (32 * p) == 0 and n // p <= MAX_THREADS:
-            return RowConfig("regs", n // p, per_thread=p)
-    p = choices[0]
-    threads = 32
-    while threads * p < n and threads < MAX_THREADS:
-        threads *= 2
-    return RowConfig("regs", threads, per_thread=p)
+    builds an op has, preferred first): the fewest whole warps covering the row
+    (:func:`whole_warps`) at the choice that leaves the fewest element slots past the row's
+    end, the first choice on a tie. A row that fills whole warps exactly takes that (rows of
+    5120 on 160 threads of 32, of 6144 on 96 of 64): no thread holds a partial group and none
+    runs the masked code (perf-notes r45: rows of 5120 on 128 threads of 64, every thread
+    partial, moved 53-82% of copy); a row of 5000 takes 160 threads of 32, one partial and
+    three idle, where 128 of 64 left 49 threads partial or idle (r47). Past 512 threads
+    ``with_chunks`` says the row does not fit."""
+    def slack(p):
+        threads = min(max(32, whole_warps(n, p)), MAX_THREADS)
+        return (threads * p - n if threads * p >= n else 1 << 62), threads
+
+    best = min(choices, key=lambda p: slack(p)[0])  # min keeps the first of equals
+    return RowConfig("regs", slack(best)[1], per_thread=best)
 
 
 def with_chunks(cfg: RowConfig, n: int, per_thread: int | None = None) -> RowConfig:
