@@ -454,3 +454,15 @@ def test_regs_layout_is_taken_where_it_was_measured_faster(monkeypatch, n, built
     # a config decides alone: regs or not, whatever the GPU
     assert host.wants_regs(call, rows, RowConfig("regs", 128), False) is True
     assert host.wants_regs(call, rows, RowConfig("block", 128), built) is False
+
+
+@pytest.mark.parametrize("threads, want", [(32, None), (64, "a"), (96, "b"), (128, "b"),
+                                           (160, "c"), (224, "c"), (256, "c"), (288, None),
+                                           (512, None)])
+def test_a_block_of_whole_warps_takes_its_row_ranges_entry(threads, want):
+    # the loop and pairs tables were measured at powers of two, each standing for its rows
+    # (perf-notes r47): 160 threads (rows of 5120) take 256's entry, 96 take 128's
+    from nbkernels.rows.config import by_block_size
+
+    assert by_block_size({64: "a", 128: "b", 256: "c"}, threads) == want
+    assert by_block_size({256: "c"}, threads) == (want if threads > 128 else None)

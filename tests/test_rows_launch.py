@@ -91,7 +91,7 @@ def test_h200_float32_rms_norm_plans_of_the_failing_cases(monkeypatch):
     monkeypatch.setattr(host, "sm_limits", lambda: H200_SM)
     monkeypatch.delenv("NBKERNELS_ROW_VARIANT", raising=False)
     kern = rms_norm_kernel.build("f32", "f32", True, False)
-    for rows, n in ((5, 122), (37, 3000)):
+    for rows, n in ((5, 122), (37, 4096)):  # rows of 3000 now take 96 threads (r47)
         for regs, static in ((64, cfgmod.STATIC_SMEM), (40, 128)):
             (grid, block, smem), = _launches(kern, rows, n, None, H200[1], H200[0], regs,
                                              static, None)
@@ -257,6 +257,11 @@ def _planned(monkeypatch, kernel, cfg, forced):
      "0", "pairs"),
     (layer_norm_kernel.build("bf16", "bf16", "bf16", True, True, True),
      cfgmod.RowConfig("block", 256), None, "0", "pairs"),
+    # blocks of whole warps take the entry of the rows they hold (r47): 160 threads 256's,
+    # 96 threads 128's
+    (rms_norm_kernel.build("f32", "f32", True, False), cfgmod.RowConfig("block", 160), "1", "0",
+     "pairs"),
+    (softmax_kernel.build("f32", True), cfgmod.RowConfig("block", 96), "0", "0", "0"),
 ])
 def test_loop_layout_by_kernel_and_block_size(monkeypatch, kernel, cfg, want, h100, h200):
     """The layout a launch plans with when no switch forces one: by the GPU's DRAM bandwidth

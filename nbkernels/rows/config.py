@@ -124,6 +124,18 @@ def whole_warps(n: int, per_thread: int) -> int:
     return -(-n // (32 * per_thread)) * 32
 
 
+def by_block_size(table: dict, threads: int):
+    """A kernel's per-block-size entry (``nbk_loop_by_threads``, ``nbk_pairs_by_threads``) for
+    a block of ``threads``: the entry of the power of two it rounds up to. The sizes were
+    measured as powers of two, each standing for the rows it held (256 threads of 32 elements:
+    rows of 4097-8192); a block of the fewest whole warps (:func:`whole_warps`, 160 threads
+    for rows of 5120) takes its row range's entry. None where that size has none."""
+    p = 32
+    while p < threads:
+        p *= 2
+    return table.get(p)
+
+
 def choose(n: int, rows: int, sm_count: int, max_threads: int = MAX_THREADS,
            per_thread: int = PER_THREAD) -> RowConfig:
     """The layout for ``rows`` rows of ``n`` elements on a GPU with ``sm_count`` SMs, where

@@ -414,7 +414,8 @@ class Call:
         # by the GPU's DRAM bandwidth per SM for short blocks (perf-notes r18), else measured
         # per kernel (r5) and, for block layouts, per block size (r11)
         by_threads = getattr(kernel, "nbk_loop_by_threads", None) or {}
-        own = (by_threads.get(cfg.threads) if cfg.variant == "block" else None) or \
+        own = (cfgmod.by_block_size(by_threads, cfg.threads) if cfg.variant == "block"
+               else None) or \
             getattr(kernel, "nbk_loop_default", None)
         mode = os.environ.get("NBKERNELS_ROWS_LOOP") or \
             (None if self.sim else cfgmod.layout_mode(cfg, sm_limits(), own)) or own
@@ -780,7 +781,7 @@ def pairs_as(kernel, cfg: cfgmod.RowConfig):
     was measured faster: perf-notes r22, r24, r25); None where the residency rule decides."""
     if cfg.variant != "block":
         return None
-    return getattr(kernel, "nbk_pairs_by_threads", {}).get(cfg.threads)
+    return cfgmod.by_block_size(getattr(kernel, "nbk_pairs_by_threads", {}), cfg.threads)
 
 
 def sm_limits() -> cfgmod.SmLimits:

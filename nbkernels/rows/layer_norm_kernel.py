@@ -160,7 +160,11 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
             M2 = zero
         D = s + nt * (xt - x0)  # the thread's sum of x - x0
         whole = m == G * P  # every thread holds P elements: the counts are powers of two
-        if whole:
+        # so does every lane of this warp where its last lane is full (a thread's groups are
+        # j * G + t: the partial threads are the group's last): its butterfly needs no
+        # division, and only a warp holding the row's end takes :func:`meet` (perf-notes r47:
+        # rows of 5000 on 160 threads, where the whole block met by division)
+        if whole or thread_full(t | 31, G, m):
             Db, Mb = shfl_bfly_f32(D, 16), shfl_bfly_f32(M2, 16)
             D, M2 = meet_even(D, M2, Db, Mb, RN[0], KN[0])
             Db, Mb = shfl_bfly_f32(D, 8), shfl_bfly_f32(M2, 8)
