@@ -279,6 +279,18 @@ def test_pairs_with_one_buffer_keep_a_block_per_rows_residency():
                      "pairs", 2, None, pairs_as=(4, 1)) == (2048, 1, 256 * (128 + 256))
 
 
+@pytest.mark.parametrize("threads, regs, want", [
+    # float32 layer_norm, 128 B of row and 256 B of weight and bias a thread (perf-notes r47):
+    # rows of 8192 (256 threads: two buffers leave 1 block an SM) and of 5120 (160: 2 of 3)
+    # in blocks of four rows with one buffer; rows of 7168 (224: 2 blocks either way) in the
+    # rule's two rows of two buffers
+    (256, 123, (2048, 1)), (160, 122, (2048, 1)), (224, 122, (4096, 2))])
+def test_pairs_else_where_the_rules_pairs_cost_residency(threads, regs, want):
+    got = plan_loop(RowConfig("block", threads), 8192, 132, H200, regs, 384, 128, 256, MAX_SMEM,
+                    "pairs", 2, None, pairs_else=(4, 1))
+    assert got[:2] == want
+
+
 def test_row_groups_share_float32_vectors_where_that_keeps_more_resident():
     # 16-bit layer_norm at 8192 (128 threads, 128 registers: 4 blocks an SM, 128 B of row a
     # thread) with float32 weight and bias (512 B a thread, 64 KB a group): alone, 2 groups an
@@ -335,7 +347,9 @@ def test_layer_norm_pairs_by_block_size():
     bf16 = build("bf16", "bf16", "bf16", True, True, True)
     turing = build("f16", "f16", "f16", False, True, True)
     assert host.pairs_as(f32, RowConfig("block", 128)) == (2, 2)
-    assert host.pairs_as(f32, RowConfig("block", 256)) == (4, 1)
+    assert host.pairs_as(f32, RowConfig("block", 256)) is None  # the rule's, else (4, 1):
+    assert host.pairs_as(f32, RowConfig("block", 256), "nbk_pairs_else_by_threads") == (4, 1)
+    assert host.pairs_as(f32, RowConfig("block", 160), "nbk_pairs_else_by_threads") == (4, 1)
     assert host.pairs_as(f32, RowConfig("block", 512)) is None
     assert host.pairs_as(f32, RowConfig("warp", 32, 4)) is None
     assert host.pairs_as(bf16, RowConfig("block", 64)) == (2, 1)

@@ -309,7 +309,7 @@ def shared_groups(cfg: RowConfig, lim: SmLimits, regs: int, static_smem: int, ro
 def plan_loop(cfg: RowConfig, items: int, sms: int, lim: SmLimits, regs: int, static_smem: int,
               row_bytes: int, vec_bytes: int, max_smem: int, mode: str | None = None,
               max_buffers: int = 4, fallback: str | None = None, pairs_as=None,
-              shared: bool = False, groups: int = 1, barriers: int = 1):
+              shared: bool = False, groups: int = 1, barriers: int = 1, pairs_else=None):
     """(blocks, buffers, dynamic shared memory) for ``items`` row groups (or chunks) in the
     looping layout ``cfg``. A thread stages ``row_bytes`` per buffer and ``vec_bytes`` once
     (weight, bias). A ring of :data:`AUTO_BUFFERS` (2) where it fits in a block and leaves
@@ -324,7 +324,9 @@ def plan_loop(cfg: RowConfig, items: int, sms: int, lim: SmLimits, regs: int, st
     rule just said): ``(rows, buffers)``, the blocks of several rows a kernel measured faster at
     this block size whatever residency they cost (perf-notes r22, r24, r25), taken where they
     keep at least two blocks an SM; with one buffer a block works its rows one after the other
-    (block b takes rows b, b + blocks, ...: row order in each window).
+    (block b takes rows b, b + blocks, ...: row order in each window). ``pairs_else``: such
+    blocks taken only where the rule's two rows of two buffers would cost resident blocks
+    (a kernel's ``nbk_pairs_else_by_threads``, perf-notes r47).
     ``max_smem``: the per-block opt-in limit, which ``static_smem`` + the dynamic size must
     respect. ``shared``: the block's groups share one copy of the vectors (``vec_bytes`` for
     one group's threads), and a block layout's blocks hold ``groups`` row groups each
@@ -346,8 +348,12 @@ def plan_loop(cfg: RowConfig, items: int, sms: int, lim: SmLimits, regs: int, st
 
     if mode == "pairs" and not (cfg.blocks or cfg.buffers):
         k, b = pairs_as or (2, 2)
-        if max_buffers >= b and fits(b) and (resident(b) >= 2 if pairs_as else
-                                             resident(2) >= resident(1)):
+        ok = max_buffers >= b and fits(b) and (resident(b) >= 2 if pairs_as else
+                                               resident(2) >= resident(1))
+        if not ok and pairs_as is None and pairs_else is not None:
+            k, b = pairs_else
+            ok = max_buffers >= b and fits(b) and resident(b) >= 2
+        if ok:
             pairs = -(-items // k)
             if pairs >= resident(b) * sms:
                 return pairs, b, smem(b)

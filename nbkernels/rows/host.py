@@ -431,7 +431,7 @@ class Call:
                 cfg if cfg.blocks else replace(cfg, blocks=2), items, 1, cfgmod.SmLimits(), 64,
                 0, kernel.nbk_row_bytes, kernel.nbk_vec_bytes, device_limits()[1], mode,
                 getattr(kernel, "nbk_max_buffers", 4), own, pairs_as(kernel, cfg), shared,
-                groups)
+                groups, pairs_else=pairs_as(kernel, cfg, "nbk_pairs_else_by_threads"))
             self.launch(kernel, sig, grid, cfg.threads * cfg.rows_per_block * groups,
                         args(nbuf), tags, key_parts, smem)
             return
@@ -766,7 +766,8 @@ def plan(kernel, cfg: cfgmod.RowConfig, items: int, regs: int, static: int, mode
                             kernel.nbk_vec_bytes, max_smem, mode,
                             getattr(kernel, "nbk_max_buffers", 4), fallback,
                             pairs_as(kernel, cfg), getattr(kernel, "nbk_vec_shared", False),
-                            groups, barriers_of(kernel))
+                            groups, barriers_of(kernel),
+                            pairs_as(kernel, cfg, "nbk_pairs_else_by_threads"))
 
 
 def barriers_of(kernel) -> int:
@@ -775,13 +776,15 @@ def barriers_of(kernel) -> int:
     return getattr(kernel, "nbk_barriers", 1)
 
 
-def pairs_as(kernel, cfg: cfgmod.RowConfig):
+def pairs_as(kernel, cfg: cfgmod.RowConfig, table="nbk_pairs_by_threads"):
     """``(rows, buffers)``: the blocks of several rows ``kernel`` takes at ``cfg``'s block size
     whatever resident blocks they cost (its ``nbk_pairs_by_threads``, block sizes where that
-    was measured faster: perf-notes r22, r24, r25); None where the residency rule decides."""
+    was measured faster: perf-notes r22, r24, r25); None where the residency rule decides.
+    ``table`` "nbk_pairs_else_by_threads": those taken only where the rule's pairs would cost
+    resident blocks (r47)."""
     if cfg.variant != "block":
         return None
-    return cfgmod.by_block_size(getattr(kernel, "nbk_pairs_by_threads", {}), cfg.threads)
+    return cfgmod.by_block_size(getattr(kernel, table, {}), cfg.threads)
 
 
 def sm_limits() -> cfgmod.SmLimits:

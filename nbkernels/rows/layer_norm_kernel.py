@@ -160,11 +160,7 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
             M2 = zero
         D = s + nt * (xt - x0)  # the thread's sum of x - x0
         whole = m == G * P  # every thread holds P elements: the counts are powers of two
-        # so does every lane of this warp where its last lane is full (a thread's groups are
-        # j * G + t: the partial threads are the group's last): its butterfly needs no
-        # division, and only a warp holding the row's end takes :func:`meet` (perf-notes r47:
-        # rows of 5000 on 160 threads, where the whole block met by division)
-        if whole or thread_full(t | 31, G, m):
+        if whole:
             Db, Mb = shfl_bfly_f32(D, 16), shfl_bfly_f32(M2, 16)
             D, M2 = meet_even(D, M2, Db, Mb, RN[0], KN[0])
             Db, Mb = shfl_bfly_f32(D, 8), shfl_bfly_f32(M2, 8)
@@ -365,8 +361,13 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
     # * 16-bit rows of 2049-8192 (64 and 128 threads), two rows, one buffer (a block per row's
     #   residency, the staged weight and bias read once for both rows): 90.6-91.8 at
     #   32768x4096 against 86.0, 84.0-86.0 at 8192^2 against 79.3-79.7.
-    layer_norm_kernel.nbk_pairs_by_threads = {128: (2, 2), 256: (4, 1)} if kind == "f32" else \
+    # * float32 rows of 7168 (224 threads, session 48 runs A-B): the rule's two rows of two
+    #   buffers keep 2 blocks an SM there, 95.2-95.5 against four rows' 91.7-92.0; rows of 5120
+    #   (160 threads, where two buffers leave 2 blocks of 3) four rows' 92.9-93.2. So four rows
+    #   of one buffer only where the rule's pairs cost resident blocks (``_else_``: 4097-8192).
+    layer_norm_kernel.nbk_pairs_by_threads = {128: (2, 2)} if kind == "f32" else \
         {64: (2, 1), 128: (2, 1)} if sm80 else {}
+    layer_norm_kernel.nbk_pairs_else_by_threads = {256: (4, 1)} if kind == "f32" else {}
     layer_norm_kernel.nbk_per_thread = P
     layer_norm_kernel.nbk_row_bytes = NW * 4  # staged per thread per buffer
     layer_norm_kernel.nbk_vec_bytes = (WNW + BNW) * 4  # weight and bias, staged once (phase 0)
