@@ -177,7 +177,7 @@ def loop_mode(mode):
             os.environ["NBKERNELS_ROWS_LOOP"] = old
 
 
-def run(ops, dtypes, reps=20, modes=("auto",), json_path=None):
+def run(ops, dtypes, reps=20, modes=("auto",), json_path=None, large=LARGE):
     import cupy
 
     from . import host
@@ -188,7 +188,7 @@ def run(ops, dtypes, reps=20, modes=("auto",), json_path=None):
     rows_out = []
     for dt in dtypes:
         dtype = dtype_named(dt)
-        for rows, n in LARGE:
+        for rows, n in large:
             pool = Pool.rotating(rows, n, dtype, rng)
             for op in ops:
                 per = bytes_moved(op, rows, n, dtype.itemsize)
@@ -336,13 +336,23 @@ def main(argv=None):
     ap.add_argument("--host", action="store_true",
                     help="only the Python cost of a repeat call, on fake arrays (no GPU)")
     ap.add_argument("--json")
+    ap.add_argument("--sizes", default=",".join(f"{r}x{n}" for r, n in LARGE),
+                    help="the large sizes, rows x n, comma-separated (default: the issue's "
+                         "two; model widths such as 16384x5120 beside them)")
     a = ap.parse_args(argv)
     if a.host:
         res = host_overhead()
         print("; ".join(f"{k} {v:.2f} us" for k, v in res.items()))
     else:
+        try:
+            large = [tuple(int(v) for v in s.split("x")) for s in a.sizes.split(",")]
+            if any(len(t) != 2 or min(t) < 1 for t in large):
+                raise ValueError
+        except ValueError:
+            ap.error(f"--sizes: expected rows x n pairs such as 8192x8192,16384x5120, got "
+                     f"{a.sizes!r}")
         res = run(a.ops.split(","), a.dtypes.split(","), a.reps, tuple(a.modes.split(",")),
-                  a.json)
+                  a.json, large)
         print(f"copy bandwidth {res['copy_GBps']:.0f} GB/s; empty launch wall/call: " +
               ", ".join(f"{k} {v:.1f} us" for k, v in res["empty_launch_us"].items()))
     if a.json:

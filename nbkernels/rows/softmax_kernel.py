@@ -197,7 +197,11 @@ def build(kind: str, sm80: bool, per_thread: int = PER_THREAD):
     # rows of 8192 (256 threads) against 84.0, and a block per row 92.8 at rows of 4096 (128
     # threads) against 88.0. f16 follows bf16 (same layout; not measured). Other block sizes
     # keep the ring of two (not measured).
-    softmax_kernel.nbk_loop_by_threads = ({128: "0", 256: "1"} if kind == "f32" else
+    # float32 rows of 4097-8192 (129-256 threads) a block per row too (session 48, runs B-C,
+    # perf-notes r47): 94.4 / 96.3 at 8192^2 / 16384x8192 against the pairs' 92.3 / 94.7 that
+    # "1" led to on the H200, 97.0 / 97.8 against 94.5 / 95.7 at rows of 5120 / 7168 (160 /
+    # 224 threads); rows of 5000 (a partial thread) 91.9 against 93.4
+    softmax_kernel.nbk_loop_by_threads = ({128: "0", 256: "0"} if kind == "f32" else
                                           {128: "1", 256: "1"})
     return softmax_kernel
 
