@@ -546,7 +546,8 @@ def make_io(kind: str, sm80: bool, row_kind: str | None = None,
                            load_row=load_row, gload_row=gload_row, store_group=store_group,
                            pack_group=pack_group,
                            unpack_group=unpack_group, store_words=store_words,
-                           count=count, thread_full=thread_full, vector_group=vector_group)
+                           count=count, thread_full=thread_full, vector_group=vector_group,
+                           gload_words_row=gload_words_row, row_words=ROW_WORDS)
 
 
 LOG2E = np.float32(1.4426950408889634)

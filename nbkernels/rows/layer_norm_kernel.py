@@ -61,8 +61,9 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
     bio = make_io(bkind, sm80, kind, per_thread=P)
     issue, wait, first, load_row, store_group, count = (io.issue, io.wait, io.first,
                                                         io.load_row, io.store_group, io.count)
-    gload_row = io.gload_row
-    thread_full = io.thread_full
+    gload_words_row, unpack_group, ROW_WORDS, GW = (io.gload_words_row, io.unpack_group,
+                                                    io.row_words, io.gw)
+    thread_full, get = io.thread_full, io.get
     esz, wsz, bsz = ELEMENT_BYTES[kind], ELEMENT_BYTES[wkind], ELEMENT_BYTES[bkind]
     V, S, NW = io.groups, io.slot, io.words
     # the write loop as two loops, the first H groups and the rest (write_row); 2 on Turing,
@@ -150,12 +151,18 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
                 s1 += xv[e + 1]
                 q0 += xv[e] * xv[e]
                 q1 += xv[e + 1] * xv[e + 1]
-        s = s0 + s1
+        return combine(x0, xt, s0 + s1, q0 + q1, c, full, t, G, m, rm, red, it, named)
+
+    @dev
+    def combine(x0, xt, s, q, c, full, t, G, m, rm, red, it, named):
+        """:func:`moments` from a thread's sums ``s`` of x - xt and ``q`` of its squares over
+        its ``c`` elements (``full``: c is P): the thread's squared deviations, then the
+        lanes' and warps' exact combination."""
         nt = float32(c)
         if full:
-            M2 = (q0 + q1) - s * s * RN[0]
+            M2 = q - s * s * RN[0]
         else:
-            M2 = (q0 + q1) - s * s * rcp_ftz(nt) if c > 0 else zero
+            M2 = q - s * s * rcp_ftz(nt) if c > 0 else zero
         if M2 < zero:  # rounding below 0 (not max(): a NaN must stay NaN)
             M2 = zero
         D = s + nt * (xt - x0)  # the thread's sum of x - x0
@@ -202,12 +209,13 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
         wgroup, bgroup = wio.vector_group(staged), bio.vector_group(staged)
 
         @dev
-        def out_group(sm, xv, w, b, t, G, m, j, rstd, cst, full, yrow):
+        def out_group(sm, xv, o, w, b, t, G, m, j, rstd, cst, full, yrow):
             """Group ``j`` of y = (x - mean) * rstd * w + b from ``xv`` (x - pivot) as
             (xv * rstd + cst) * w + b, cst = -(mean - pivot) * rstd (an FFMA where a multiply
             by rstd was: -0 where the pivot is the mean, which adds nothing), stored;
             w and b staged at words ``w`` / ``b`` (the row loop) or read from global
-            addresses ``w`` / ``b`` (a split row's chunk)."""
+            addresses ``w`` / ``b`` (a split row's chunk, the register rows); the group's
+            values at ``xv[o:o + S]``."""
             wv = cuda.local.array(S, float32)
             bv = cuda.local.array(S, float32)
             if has_w:
@@ -215,13 +223,13 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
             if has_b:
                 bgroup(sm, b, m, t, G, j, bv, full)
             for k in range(S):
-                y = xv[j * S + k] * rstd + cst
+                y = xv[o + k] * rstd + cst
                 if has_w:
                     y *= wv[k]
                 if has_b:
                     y += bv[k]
-                xv[j * S + k] = y
-            store_group(yrow, m, t, G, j, full, xv, j * S)
+                xv[o + k] = y
+            store_group(yrow, m, t, G, j, full, xv, o)
 
         @dev
         def write_row(sm, xv, w, b, t, G, m, rstd, cst, full, yrow):
@@ -231,17 +239,92 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
             (a 16-bit row of 64 elements a thread, perf-notes r13; on Turing one of 4)."""
             if full:
                 for j in range(H):
-                    out_group(sm, xv, w, b, t, G, m, j, rstd, cst, True, yrow)
+                    out_group(sm, xv, j * S, w, b, t, G, m, j, rstd, cst, True, yrow)
                 for j in range(H, V):
-                    out_group(sm, xv, w, b, t, G, m, j, rstd, cst, True, yrow)
+                    out_group(sm, xv, j * S, w, b, t, G, m, j, rstd, cst, True, yrow)
             else:
                 for j in range(H):
-                    out_group(sm, xv, w, b, t, G, m, j, rstd, cst, False, yrow)
+                    out_group(sm, xv, j * S, w, b, t, G, m, j, rstd, cst, False, yrow)
                 for j in range(H, V):
-                    out_group(sm, xv, w, b, t, G, m, j, rstd, cst, False, yrow)
-        return write_row
+                    out_group(sm, xv, j * S, w, b, t, G, m, j, rstd, cst, False, yrow)
+        @dev
+        def packed_group(words, z, j, xt, w, b, t, G, m, rstd, cst, full, yrow):
+            """:func:`out_group` of group ``j`` of a packed row (the register rows), its
+            words unpacked here, x - xt formed again: the same operations as the float32
+            row's, so the same bits. ``z`` is 0, a value the assembler cannot know: the words
+            xor'ed with it are not the ones :func:`moments_packed` unpacked, so the assembler
+            cannot keep that pass's float32 values for this one."""
+            g = cuda.local.array(GW, uint32)
+            vals = cuda.local.array(S, float32)
+            for i in range(GW):
+                g[i] = words[j * GW + i] ^ z
+            unpack_group(g, vals, 0)
+            for k in range(S):
+                vals[k] -= xt
+            out_group(uint32(0), vals, 0, w, b, t, G, m, j, rstd, cst, full, yrow)
 
-    write_staged, write_global = make_write(True), make_write(False)
+        @dev
+        def write_packed(words, z, xt, w, b, t, G, m, rstd, cst, full, yrow):
+            """:func:`write_row` of a packed row, a group unpacked at a time."""
+            if full:
+                for j in range(H):
+                    packed_group(words, z, j, xt, w, b, t, G, m, rstd, cst, True, yrow)
+                for j in range(H, V):
+                    packed_group(words, z, j, xt, w, b, t, G, m, rstd, cst, True, yrow)
+            else:
+                for j in range(H):
+                    packed_group(words, z, j, xt, w, b, t, G, m, rstd, cst, False, yrow)
+                for j in range(H, V):
+                    packed_group(words, z, j, xt, w, b, t, G, m, rstd, cst, False, yrow)
+        return write_row, write_packed
+
+    (write_staged, _), (write_global, write_packed) = make_write(True), make_write(False)
+
+    @dev
+    def packed_sums(words, j, xt, c, full, acc):
+        """Group ``j`` of a packed row (its words unpacked here) into ``acc``'s two chains
+        of sums of x - xt and of their squares (:func:`moments`'s loop; past ``c`` masked)."""
+        g = cuda.local.array(GW, uint32)
+        vals = cuda.local.array(S, float32)
+        for i in range(GW):
+            g[i] = words[j * GW + i]
+        unpack_group(g, vals, 0)
+        for k in range(0, S, 2):
+            a = vals[k] - xt
+            b = vals[k + 1] - xt
+            if not full:
+                a = a if j * S + k < c else zero
+                b = b if j * S + k + 1 < c else zero
+            acc[0] += a
+            acc[1] += b
+            acc[2] += a * a
+            acc[3] += b * b
+
+    @dev
+    def moments_packed(x0, t, G, m, rm, full, red, words):
+        """:func:`moments` of a packed row (the register rows): each group unpacked where it
+        is summed, and again where it is written (:func:`make_write`'s ``write_packed``), so
+        the row stays 16-bit in registers (perf-notes r48). Returns (mean, M2, delta, xt)."""
+        c = uint32(P)
+        if not full:
+            c = count(t, G, m)
+        xt = get(words, 0) if c > 0 else x0
+        acc = cuda.local.array(4, float32)
+        for i in range(4):
+            acc[i] = zero
+        if full:
+            for j in range(H):
+                packed_sums(words, j, xt, c, True, acc)
+            for j in range(H, V):
+                packed_sums(words, j, xt, c, True, acc)
+        else:
+            for j in range(H):
+                packed_sums(words, j, xt, c, False, acc)
+            for j in range(H, V):
+                packed_sums(words, j, xt, c, False, acc)
+        mean, m2, delta = combine(x0, xt, acc[0] + acc[1], acc[2] + acc[3], c, full, t, G, m,
+                                  rm, red, 0, False)
+        return mean, m2, delta, xt
 
     @dev
     def prologue(sm, ws, t, G, c):
@@ -330,12 +413,13 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
         ya = int64(M.gmem_addr(Y, 0))
         wa, ba = int64(M.gmem_addr(W, 0)), int64(M.gmem_addr(B, 0))
         full = thread_full(t, G, n)
-        xv = cuda.local.array(P, float32)
-        gload_row(xrow, n, t, G, xv, full)
+        words = cuda.local.array(ROW_WORDS, uint32)
+        gload_words_row(xrow, n, t, G, words, full)
         rn = float32(1) / float32(n)
-        mean, m2, delta = moments(first(xrow), t, G, n, rn, full, red, 0, xv, False)
+        mean, m2, delta, xt = moments_packed(first(xrow), t, G, n, rn, full, red, words)
         rstd = rsqrt_ftz(m2 * rn + eps)
-        write_global(uint32(0), xv, wa, ba, t, G, n, rstd, -(delta * rstd), full,
+        z = uint32(opaque(n) >> 40)  # 0 (rows are shorter than 2^40), unknown to ptxas
+        write_packed(words, z, xt, wa, ba, t, G, n, rstd, -(delta * rstd), full,
                      ya + row * sy * esz)
 
     layer_norm_regs.nbk_launch_bounds = (MAX_THREADS, 1)
