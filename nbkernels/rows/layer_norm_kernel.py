@@ -247,6 +247,7 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
                     out_group(sm, xv, j * S, w, b, t, G, m, j, rstd, cst, False, yrow)
                 for j in range(H, V):
                     out_group(sm, xv, j * S, w, b, t, G, m, j, rstd, cst, False, yrow)
+
         @dev
         def packed_group(words, z, j, xt, w, b, t, G, m, rstd, cst, full, yrow):
             """:func:`out_group` of group ``j`` of a packed row (the register rows), its
@@ -278,7 +279,8 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
                     packed_group(words, z, j, xt, w, b, t, G, m, rstd, cst, False, yrow)
         return write_row, write_packed
 
-    (write_staged, _), (write_global, write_packed) = make_write(True), make_write(False)
+    write_staged = make_write(True)[0]  # the row loop's (its vectors staged)
+    write_global, write_packed = make_write(False)  # split rows' chunks; the register rows
 
     @dev
     def packed_sums(words, j, xt, c, full, acc):
