@@ -348,8 +348,8 @@ def test_layer_norm_pairs_by_block_size():
     turing = build("f16", "f16", "f16", False, True, True)
     assert host.pairs_as(f32, RowConfig("block", 128)) == (2, 2)
     assert host.pairs_as(f32, RowConfig("block", 256)) is None  # the rule's, else (4, 1):
-    assert host.pairs_as(f32, RowConfig("block", 256), "nbk_pairs_else_by_threads") == (4, 1)
-    assert host.pairs_as(f32, RowConfig("block", 160), "nbk_pairs_else_by_threads") == (4, 1)
+    assert host.pairs_else(f32, RowConfig("block", 256)) == (4, 1)
+    assert host.pairs_else(f32, RowConfig("block", 160)) == (4, 1)
     assert host.pairs_as(f32, RowConfig("block", 512)) is None
     assert host.pairs_as(f32, RowConfig("warp", 32, 4)) is None
     assert host.pairs_as(bf16, RowConfig("block", 64)) == (2, 1)
@@ -480,3 +480,12 @@ def test_a_block_of_whole_warps_takes_its_row_ranges_entry(threads, want):
 
     assert by_block_size({64: "a", 128: "b", 256: "c"}, threads) == want
     assert by_block_size({256: "c"}, threads) == (want if threads > 128 else None)
+
+
+@pytest.mark.parametrize("sizes", ["8x8x8", "0x5", "ax4", "", "8192"])
+def test_row_bench_refuses_sizes_that_are_not_rows_by_n(sizes, capsys):
+    from nbkernels.rows import bench
+
+    with pytest.raises(SystemExit):
+        bench.main(["--sizes", sizes])
+    assert "--sizes: expected rows x n pairs" in capsys.readouterr().err

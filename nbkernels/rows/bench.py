@@ -344,15 +344,12 @@ def main(argv=None):
         res = host_overhead()
         print("; ".join(f"{k} {v:.2f} us" for k, v in res.items()))
     else:
-        try:
-            large = [tuple(int(v) for v in s.split("x")) for s in a.sizes.split(",")]
-            if any(len(t) != 2 or min(t) < 1 for t in large):
-                raise ValueError
-        except ValueError:
+        large = [s.split("x") for s in a.sizes.split(",")]
+        if not all(len(s) == 2 and all(v.isdigit() and int(v) > 0 for v in s) for s in large):
             ap.error(f"--sizes: expected rows x n pairs such as 8192x8192,16384x5120, got "
                      f"{a.sizes!r}")
         res = run(a.ops.split(","), a.dtypes.split(","), a.reps, tuple(a.modes.split(",")),
-                  a.json, large)
+                  a.json, [(int(r), int(n)) for r, n in large])
         print(f"copy bandwidth {res['copy_GBps']:.0f} GB/s; empty launch wall/call: " +
               ", ".join(f"{k} {v:.1f} us" for k, v in res["empty_launch_us"].items()))
     if a.json:

@@ -174,12 +174,12 @@ def regs_config(n: int, choices=(REGS_PER_THREAD, PER_THREAD)) -> RowConfig:
     partial, moved 53-82% of copy); a row of 5000 takes 160 threads of 32, one partial and
     three idle, where 128 of 64 left 49 threads partial or idle (r47). Past 512 threads
     ``with_chunks`` says the row does not fit."""
-    def slack(p):
+    def option(p):  # (slots past the row's end, or 2^62 where it does not fit; threads; p)
         threads = min(max(32, whole_warps(n, p)), MAX_THREADS)
-        return (threads * p - n if threads * p >= n else 1 << 62), threads
+        return (threads * p - n if threads * p >= n else 1 << 62), threads, p
 
-    best = min(choices, key=lambda p: slack(p)[0])  # min keeps the first of equals
-    return RowConfig("regs", slack(best)[1], per_thread=best)
+    _, threads, p = min(map(option, choices), key=lambda o: o[0])  # the first of equals
+    return RowConfig("regs", threads, per_thread=p)
 
 
 def with_chunks(cfg: RowConfig, n: int, per_thread: int | None = None) -> RowConfig:

@@ -431,7 +431,7 @@ class Call:
                 cfg if cfg.blocks else replace(cfg, blocks=2), items, 1, cfgmod.SmLimits(), 64,
                 0, kernel.nbk_row_bytes, kernel.nbk_vec_bytes, device_limits()[1], mode,
                 getattr(kernel, "nbk_max_buffers", 4), own, pairs_as(kernel, cfg), shared,
-                groups, pairs_else=pairs_as(kernel, cfg, "nbk_pairs_else_by_threads"))
+                groups, pairs_else=pairs_else(kernel, cfg))
             self.launch(kernel, sig, grid, cfg.threads * cfg.rows_per_block * groups,
                         args(nbuf), tags, key_parts, smem)
             return
@@ -766,8 +766,7 @@ def plan(kernel, cfg: cfgmod.RowConfig, items: int, regs: int, static: int, mode
                             kernel.nbk_vec_bytes, max_smem, mode,
                             getattr(kernel, "nbk_max_buffers", 4), fallback,
                             pairs_as(kernel, cfg), getattr(kernel, "nbk_vec_shared", False),
-                            groups, barriers_of(kernel),
-                            pairs_as(kernel, cfg, "nbk_pairs_else_by_threads"))
+                            groups, barriers_of(kernel), pairs_else(kernel, cfg))
 
 
 def barriers_of(kernel) -> int:
@@ -779,12 +778,16 @@ def barriers_of(kernel) -> int:
 def pairs_as(kernel, cfg: cfgmod.RowConfig, table="nbk_pairs_by_threads"):
     """``(rows, buffers)``: the blocks of several rows ``kernel`` takes at ``cfg``'s block size
     whatever resident blocks they cost (its ``nbk_pairs_by_threads``, block sizes where that
-    was measured faster: perf-notes r22, r24, r25); None where the residency rule decides.
-    ``table`` "nbk_pairs_else_by_threads": those taken only where the rule's pairs would cost
-    resident blocks (r47)."""
+    was measured faster: perf-notes r22, r24, r25); None where the residency rule decides."""
     if cfg.variant != "block":
         return None
     return cfgmod.by_block_size(getattr(kernel, table, {}), cfg.threads)
+
+
+def pairs_else(kernel, cfg: cfgmod.RowConfig):
+    """:func:`pairs_as` from the kernel's ``nbk_pairs_else_by_threads``: blocks of several
+    rows taken only where the rule's pairs would cost resident blocks (perf-notes r47)."""
+    return pairs_as(kernel, cfg, "nbk_pairs_else_by_threads")
 
 
 def sm_limits() -> cfgmod.SmLimits:
