@@ -211,3 +211,47 @@ lnv_warm_and_test() {
     wait $lnv_pids  # not a bare wait: it would wait for the log's tee too
     echo "warm-up done at ${SECONDS}s: $(grep -c 'of copy' "$out"/warm_*.txt | tr '\n' ' ')"
 }
+
+# Session 49: more than two trees. AB_TREES="label:dir ..." (dir "." is this checkout; each
+# other dir holds this tree's tools/rows_ab_quick.py, copied by the caller).
+#   ab_trees_warm OPS     every tree's OPS kernels compiled, a background process per tree and
+#                         dtype (wait with ab_rows_warm_wait)
+#   ab_trees_rounds OPS   tools/rows_ab_quick.py --ops OPS ($DTYPES, $AB_ROWS_ARGS) in each tree
+#                         in turn, ROUNDS (default 2) times, then the summary table
+ab_tree_run() {
+    local dir=$1
+    shift
+    if [ "$dir" = . ]; then
+        "$@"
+    else
+        (cd "$dir" && PYTHONPATH=/tmp/site:$PWD NBKERNELS_CACHE_DIR=$PWD/.nbk_cache "$@")
+    fi
+}
+
+ab_trees_warm() {
+    local op=$1 dtypes=${DTYPES:-bf16,f16,f32} spec label dir d
+    ab_warm_pids=""
+    for spec in $AB_TREES; do
+        label=${spec%%:*} dir=${spec#*:}
+        for d in ${dtypes//,/ }; do
+            ab_tree_run "$dir" timeout 300 python3 tools/rows_ab_quick.py --ops $op --reps 1 \
+                --dtypes $d ${AB_ROWS_ARGS:-} > "$out/warm_${label}_$d.txt" 2>&1 &
+            ab_warm_pids="$ab_warm_pids $!"
+        done
+    done
+}
+
+ab_trees_rounds() {
+    local op=$1 dtypes=${DTYPES:-bf16,f16,f32} spec label dir round
+    for round in $(seq 1 ${ROUNDS:-2}); do
+        for spec in $AB_TREES; do
+            label=${spec%%:*} dir=${spec#*:}
+            echo "--- round $round: $label"
+            ab_tree_run "$dir" timeout 120 python3 tools/rows_ab_quick.py --ops $op \
+                --dtypes $dtypes ${AB_ROWS_ARGS:-} --json "$out/quick_$label$round.json" 2>&1 \
+                | grep -v Warning | grep -v '^copy'
+        done
+    done
+    python3 tools/rows_ab_summary.py "$out"
+    echo "done at ${SECONDS}s"
+}
