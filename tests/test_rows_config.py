@@ -405,13 +405,15 @@ def test_rms_norm_wide_build_by_row_length_and_dram(monkeypatch):
 
 # --- the register-row layout (perf-notes r43) --------------------------------------------------
 @pytest.mark.parametrize("n,threads,per_thread", [
-    # rows that fill whole warps of threads: 64 elements a thread where they can, else 32
-    (2048, 32, 64), (4096, 64, 64), (6144, 96, 64), (8192, 128, 64), (32768, 512, 64),
-    (3072, 96, 32), (5120, 160, 32), (7168, 224, 32),
+    # rows that fill whole warps of threads: 32 elements a thread where they can (perf-notes
+    # r50), else 64 (past 512 threads of 32)
+    (2048, 64, 32), (4096, 128, 32), (6144, 192, 32), (8192, 256, 32), (16384, 512, 32),
+    (32768, 512, 64), (3072, 96, 32), (5120, 160, 32), (7168, 224, 32),
     # others: the fewest whole warps covering the row at the build leaving fewer element
-    # slots past its end (perf-notes r47): 5000 on 160 x 32 (120 slots), not 96 x 64 (1144)
-    (5000, 160, 32), (8000, 128, 64), (1, 32, 32), (2049, 96, 32), (4097, 160, 32),
-    (8193, 288, 32), (40000, 512, 64)])
+    # slots past its end (perf-notes r47): 5000 on 160 x 32 (120 slots), not 96 x 64 (1144);
+    # 8000 on 256 x 32 (192 slots, as 128 x 64: the first choice on a tie)
+    (5000, 160, 32), (8000, 256, 32), (1, 32, 32), (2049, 96, 32), (4097, 160, 32),
+    (8193, 288, 32), (20000, 320, 64), (40000, 512, 64)])
 def test_regs_config_fills_whole_warps_where_the_row_can(n, threads, per_thread):
     from nbkernels.rows.config import regs_config
 
@@ -424,6 +426,8 @@ def test_regs_config_with_one_build():
     from nbkernels.rows.config import regs_config
 
     assert (regs_config(5120, (64,)).threads, regs_config(8192, (32,)).threads) == (96, 256)
+    # the order of the choices breaks a tie: 8192 fills 128 x 64 and 256 x 32 alike
+    assert regs_config(8192, (64, 32)).threads == 128
 
 
 def test_a_forced_regs_layout_longer_than_its_block_holds_is_refused():
@@ -439,7 +443,9 @@ H200_DRAM, H100_DRAM = 4800 / 132, 3350 / 132  # GB/s an SM
 @pytest.mark.parametrize("n,built,dram,env,want", [
     (8192, True, H200_DRAM, {}, True),
     (4097, True, H200_DRAM, {}, True),
-    (4096, True, H200_DRAM, {}, False),  # rows of 4096: the staged layouts (unmeasured in r43)
+    (4096, True, H200_DRAM, {}, True),  # rows of 2049-4096 since session 49 (perf-notes r51)
+    (2049, True, H200_DRAM, {}, True),
+    (2048, True, H200_DRAM, {}, False),  # the staged layouts (unmeasured in registers)
     (8193, True, H200_DRAM, {}, False),
     (8192, False, H200_DRAM, {}, False),  # float32, Turing, rms_norm with a residual
     (8192, True, H100_DRAM, {}, False),  # the H100: unmeasured
@@ -462,9 +468,13 @@ def test_regs_layout_is_taken_where_it_was_measured_faster(monkeypatch, n, built
     call = types.SimpleNamespace(sim=False)
     rows = types.SimpleNamespace(n=n)
     assert host.wants_regs(call, rows, None, built) is want
-    # a length the op measured its own layout faster at: not taken by itself, forced still
-    assert host.wants_regs(call, rows, None, built, auto_except=(n,)) is \
+    # lengths outside the op's own range (rms_norm's, which measured its staged layouts
+    # faster at some): not taken by themselves, forced still
+    assert host.wants_regs(call, rows, None, built, auto_rows=(n + 1, n + 2)) is \
         (env.get("NBKERNELS_ROW_VARIANT") == "regs")
+    # an op's own range replaces the default one: rows of n taken where it holds n alone
+    if not env and built and dram == H200_DRAM:
+        assert host.wants_regs(call, rows, None, built, auto_rows=(n, n)) is True
     # a config decides alone: regs or not, whatever the GPU
     assert host.wants_regs(call, rows, RowConfig("regs", 128), False) is True
     assert host.wants_regs(call, rows, RowConfig("block", 128), built) is False

@@ -63,8 +63,9 @@ CASES += [("rms_norm", dt, s, lay, None, var)
 CASES += [(op, dt, (601, 16384), "contig", None, None)
           for op, dt in (("rms_norm", "bfloat16"), ("softmax", "bfloat16"), ("softmax", "float32"),
                          ("layer_norm", "float32"))]
-# layer_norm's 16-bit kernels hold 64 elements a thread: rows of 8192 on 128 threads, full
-# and one short; a full warp (2048) and a full 64-thread block (4096); equal and non-finite
+# layer_norm's 16-bit staged kernels hold 64 elements a thread (rows of 8192 on 128 threads;
+# on the H200 the register rows' 256 of 32), full and one short; a full warp (2048) and a full
+# 64-thread block (4096); equal and non-finite
 CASES += [("layer_norm", dt, s, "contig", sp, None) for dt in ("bfloat16", "float16")
           for s, sp in (((2000, 8192), None), ((300, 8191), None), ((500, 2048), None),
                         ((64, 4096), "equal"), ((64, 8192), "nonfinite"))]
@@ -83,8 +84,9 @@ CASES += [("layer_norm", dt, s, lay, sp, var) for dt in ("bfloat16", "float16")
                               ((37, 2000), "contig", "pairs"), ((37, 2000), "contig", "loop1"),
                               ((301, 1000), "contig", None), ((3, 40000), "contig", None))]
 
-# the register-row layout (perf-notes r43): automatic for 16-bit rows of 4097-8192 on the H200
-# (the cases above at 8192, 8191, 5000 and 4097 take it there), and forced: partial threads,
+# the register-row layout (perf-notes r43): automatic for 16-bit rows of 2049-8192 on the H200
+# (the cases above at 8192, 8191, 5000, 4097 and 4096 take it there; not rms_norm's at 8192 or
+# at 4096 and under), and forced: partial threads,
 # rows of a stride, a padded copy, one warp a row, the values the statistics must survive
 CASES += [(op, dt, s, lay, sp, var) for dt in ("bfloat16", "float16")
           for op in ("rms_norm", "layer_norm", "softmax")
@@ -96,11 +98,13 @@ CASES += [(op, dt, s, lay, sp, var) for dt in ("bfloat16", "float16")
                                   ((64, 8192), "contig", "nonfinite", "regs"),
                                   ((64, 8192), "contig", "equal", "regs"))]
 # as the automatic choice takes it anywhere (env NBKERNELS_ROW_VARIANT=regs): rows filling
-# whole warps of 32-element threads (5120 on 160, 7168 on 224) or of 64 (6144 on 96)
+# whole warps of 32-element threads (5120 on 160, 6144 on 192, 7168 on 224, 8192 on 256, 4096
+# on 128, 3072 on 96: perf-notes r50-r51), and a row of 2500 (96 threads, one partial)
 CASES += [(op, dt, s, "contig", sp, "regsauto") for dt in ("bfloat16", "float16")
           for op in ("rms_norm", "layer_norm", "softmax")
           for s, sp in (((3000, 5120), None), ((301, 6144), None), ((37, 7168), "nonfinite"),
-                        ((64, 5120), "equal"))]
+                        ((64, 5120), "equal"), ((301, 8192), None), ((64, 8192), "equal"),
+                        ((603, 4096), None), ((37, 3072), "nonfinite"), ((301, 2500), None))]
 CASES += [("softmax", dt, (64, 8000), "contig", sp, "regs") for dt in ("bfloat16", "float16")
           for sp in ("big", "huge", "near1e4", "warpinf")]
 CASES += [("layer_norm", dt, (300, 8192), "contig", sp, "regs") for dt in ("bfloat16", "float16")
@@ -141,7 +145,7 @@ def test_numpy_round_trip(case):
 @pytest.mark.parametrize("shape", [(1, 4096), (64, 4096), (3, 40000), (64, 5120), (2, 8000)])
 def test_repeat_calls_replay_with_new_data(op, shape, fw):
     """The second and later calls take the replay path; each must see its own inputs (rows
-    of 5120 and 8000: the register rows on the H200, 160 threads of 32 and 128 of 64)."""
+    of 5120 and 8000: the register rows on the H200, 160 and 256 threads of 32)."""
     _fw(fw)
     rng = np.random.default_rng()
     for _ in range(3):
@@ -262,9 +266,10 @@ def test_loop_modes(op, mode, monkeypatch):
 def test_layout_follows_the_bandwidth_per_sm(monkeypatch):
     """The automatic layout at 8192 x 8192 on this GPU (perf-notes r18, r27, r43): where DRAM
     feeds an SM at most 30 GB/s (the H100), 16-bit softmax and rms_norm a block of 256 threads
-    per row (32 elements a thread); above (the H200), 16-bit softmax, rms_norm and layer_norm
-    in the register-row layout, a block of 128 threads (64 elements a thread) per row. The
-    device attributes the rule reads are the driver's."""
+    per row (32 elements a thread); above (the H200), 16-bit softmax and layer_norm in the
+    register-row layout, a block of 256 threads (32 elements a thread) per row (perf-notes
+    r50), rms_norm its 64-element build's staged block of 128. The device attributes the rule
+    reads are the driver's."""
     cupy = pytest.importorskip("cupy")
     from numba import cuda
 
@@ -280,7 +285,7 @@ def test_layout_follows_the_bandwidth_per_sm(monkeypatch):
     def plan():
         return host.LAST_PLAN["blocks"], host.LAST_PLAN["threads"], host.LAST_PLAN["layout"]
 
-    want = (8192, 128, "regs") if wide else (8192, 256, "block")
+    want = (8192, 256, "regs") if wide else (8192, 256, "block")
     for _ in range(2):  # the second call is planned with the kernel's real registers
         nbkernels.softmax(x)
     assert plan() == want, (bw, host.LAST_PLAN)
@@ -296,6 +301,14 @@ def test_layout_follows_the_bandwidth_per_sm(monkeypatch):
                    lambda: nbkernels.layer_norm(y, y[0], y[1])):
             op()
             assert plan() == (64, 160, "regs"), (bw, host.LAST_PLAN)
+        # rows of 4096 (session 49, r51): layer_norm and softmax in registers on 128 threads
+        # of 32; rms_norm staged
+        v = cupy.ones((64, 4096), cupy.float16)
+        for op in (lambda: nbkernels.softmax(v), lambda: nbkernels.layer_norm(v, v[0], v[1])):
+            op()
+            assert plan() == (64, 128, "regs"), (bw, host.LAST_PLAN)
+        nbkernels.rms_norm(v, v[0])
+        assert host.LAST_PLAN["layout"] != "regs", (bw, host.LAST_PLAN)
     # float32 rows of 5120 stage on the fewest whole warps, 160 threads (not 256; r47)
     z = cupy.ones((64, 5120), cupy.float32)
     for _ in range(2):

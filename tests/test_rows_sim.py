@@ -168,7 +168,7 @@ REGS_CASES += [("layer_norm", "bfloat16", (3, 4097), "contig", "firsts", "regs")
                ("rms_norm", "float16", (3, 4999), "rowstride", None, "regs"),
                ("rms_norm", "bfloat16", (1, 1), "contig", None, "regs32")]
 # as the automatic choice takes it (env NBKERNELS_ROW_VARIANT=regs): rows that fill whole warps
-# of 32-element threads (5120 on 160, 3072 on 96) or of 64-element ones (6144 on 96), and
+# of 32-element threads (5120 on 160, 3072 on 96, 6144 on 192, 4096 on 128), and
 # rows that fill none (4100 and 5000: 160 threads of 32, the last ones partial or idle; r47)
 REGS_CASES += [(op, dt, (2, n), "contig", sp, "regsauto")
                for op, dt, n, sp in (("layer_norm", "bfloat16", 5120, "firsts"),
@@ -177,7 +177,9 @@ REGS_CASES += [(op, dt, (2, n), "contig", sp, "regsauto")
                                      ("layer_norm", "float16", 6144, "offset"),
                                      ("softmax", "bfloat16", 3072, "nonfinite"),
                                      ("rms_norm", "float16", 4100, None),
-                                     ("layer_norm", "bfloat16", 5000, "firsts"))]
+                                     ("layer_norm", "bfloat16", 5000, "firsts"),
+                                     ("layer_norm", "bfloat16", 2500, "firsts"),
+                                     ("softmax", "float16", 4096, None))]
 CASES += REGS_CASES
 
 # Turing's path (no cp.async: rows staged through registers; bf16 rounded in integer code)

@@ -55,7 +55,9 @@ CASES = [  # op, dtype, shape, layout, special, variant
     ("layer_norm", "float16", (3, 1000), "contig", "vecs32", "regs32"),
     ("softmax", "bfloat16", (2, 300), "misaligned", None, "regs64"),
     ("layer_norm", "float16", (3, 5120), "contig", None, "regsauto"),  # 160 threads of 32
-    ("softmax", "bfloat16", (2, 6144), "contig", None, "regsauto"),  # 96 threads of 64
+    ("softmax", "bfloat16", (2, 6144), "contig", None, "regsauto"),  # 192 threads of 32
+    ("layer_norm", "bfloat16", (3, 8192), "contig", None, "regsauto"),  # 256 threads of 32
+    ("softmax", "float16", (3, 2500), "contig", None, "regsauto"),  # 96 of 32, one partial
 ]
 # rows on the fewest whole warps that cover them (perf-notes r47), selected by ``warps``:
 # float32 rows of 3000 staged on 96 threads, 16-bit rows of 5000 with a residual on 160 (the

@@ -153,30 +153,37 @@ def choose(n: int, rows: int, sm_count: int, max_threads: int = MAX_THREADS,
 
 
 #: Row lengths the register-row layout takes by itself, where the GPU's DRAM is wide
-#: (:func:`wide_dram`). On the H200 (perf-notes r43-r46; session 47, run H, against the staged
-#: layouts in alternated processes) it moved, in 16 bits, +0.6 to +1.8 points of copy for
-#: layer_norm and softmax at 8192 x 8192, and +10 to +42 at rows of 5120 and 7168 for all
-#: three ops (to 92-96.6%); rms_norm at rows of exactly 8192 stays on its own block a row (the
-#: register rows were 1.4-2.7 points below it, r45: rms_norm_kernel). Rows of 4096 and under
-#: (the prototypes gained 0.5-2.5 there) and narrower DRAM (the H100) are unmeasured: they
-#: keep the staged layouts.
-REGS_ROWS = (4097, 8192)
+#: (:func:`wide_dram`). On the H200 (perf-notes r43-r46, r50-r51; against the staged layouts
+#: in alternated processes) it moved, in 16 bits, +0.6 to +1.8 points of copy for layer_norm and
+#: softmax at 8192 x 8192 on 128 threads of 64 elements and 1.4-2.2 more on 256 of 32, +10 to
+#: +42 at rows of 5120 and 7168 for all three ops (to 92-96.6%), and at rows of 4096 on 128
+#: threads of 32 +2.6 to +2.8 for layer_norm and +1.2 to +1.3 for softmax (session 49, run C).
+#: rms_norm keeps its staged layouts at rows of 4096 and under (-0.15 to -0.36 in registers)
+#: and at exactly 8192 (its 64-element build's block per row: the register rows measured 0.2-2.7
+#: points below it, r45 and run C): rms_norm_kernel's ``REGS_RMS_ROWS``. Narrower DRAM (the
+#: H100) is unmeasured: it keeps the staged layouts.
+REGS_ROWS = (2049, 8192)
 REGS_PER_THREAD = 64
 
 
-def regs_config(n: int, choices=(REGS_PER_THREAD, PER_THREAD)) -> RowConfig:
+def regs_config(n: int, choices=(PER_THREAD, REGS_PER_THREAD)) -> RowConfig:
     """The register-row layout for rows of ``n``, elements a thread from ``choices`` (the
-    builds an op has, preferred first): the fewest whole warps covering the row
-    (:func:`whole_warps`) at the choice that leaves the fewest element slots past the row's
-    end, the first choice on a tie. A row that fills whole warps exactly takes that (rows of
-    5120 on 160 threads of 32, of 6144 on 96 of 64): no thread holds a partial group and none
-    runs the masked code (perf-notes r45: rows of 5120 on 128 threads of 64, every thread
-    partial, moved 53-82% of copy); a row of 5000 takes 160 threads of 32, one partial and
-    three idle, where 128 of 64 left 49 threads partial or idle (r47). Past 512 threads
-    ``with_chunks`` says the row does not fit."""
-    def option(p):  # (slots past the row's end, or 2^62 where it does not fit; threads; p)
-        threads = min(max(32, whole_warps(n, p)), MAX_THREADS)
-        return (threads * p - n if threads * p >= n else 1 << 62), threads, p
+    builds an op has, preferred first: the ops pass 32 before 64): the fewest whole warps
+    covering the row (:func:`whole_warps`) at the choice that leaves the fewest element slots
+    past the row's end, the first choice on a tie. A row that fills whole warps exactly takes
+    that (rows of 5120 on 160 threads of 32): no thread holds a partial group and none runs
+    the masked code (perf-notes r45: rows of 5120 on 128 threads of 64, every thread partial,
+    moved 53-82% of copy); a row of 5000 takes 160 threads of 32, one partial and three idle,
+    where 128 of 64 left 49 threads partial or idle (r47). Rows that fill whole warps at
+    either build take 32 elements a thread (8192 on 256 threads, 6144 on 192, 4096 on 128):
+    half the chain each thread walks between its loads and its stores, +1.2 to +2.4 points of
+    copy for layer_norm and softmax at rows of 6144 and 8192 against 64 (r50). 64 where 32
+    would need more than 512 threads. Past 512 threads ``with_chunks`` says the row does not
+    fit."""
+    def option(p):  # (slots past the row's end, or 2^62 + the shortfall where it does not
+        threads = min(max(32, whole_warps(n, p)), MAX_THREADS)  # fit; threads; p)
+        past = threads * p - n
+        return (past if past >= 0 else (1 << 62) - past), threads, p
 
     _, threads, p = min(map(option, choices), key=lambda o: o[0])  # the first of equals
     return RowConfig("regs", threads, per_thread=p)

@@ -702,22 +702,24 @@ def remember(key, call: Call, result_names, named: dict, ptrs: dict, wrap=None, 
                             repeat.framework_ops(first[0], first[5]), scalars)
 
 
-def wants_regs(call: Call, r: Rows, config, built: bool, auto_except=()) -> bool:
+def wants_regs(call: Call, r: Rows, config, built: bool, auto_rows=None) -> bool:
     """Whether a call on rows ``r`` runs in the register-row layout: asked for (``config``'s
     variant, else env NBKERNELS_ROW_VARIANT), or, with no layout forced (neither of those nor
-    NBKERNELS_ROWS_LOOP), rows of :data:`config.REGS_ROWS` but ``auto_except`` (lengths where
-    the op measured its own layout faster) on a GPU whose DRAM is wide
-    (:func:`config.wide_dram`) where the op has the layout (``built``: 16-bit rows on
-    sm_80+). Without a config the op then takes :func:`config.regs_config`'s block; a forced
-    layout the op lacks raises in :meth:`Call.config`."""
+    NBKERNELS_ROWS_LOOP), rows of ``auto_rows`` (lengths lo-hi, default
+    :data:`config.REGS_ROWS`; an op passes its own where it measured its staged layouts faster
+    at some of those) on a GPU whose DRAM is wide (:func:`config.wide_dram`) where the op has
+    the layout (``built``: 16-bit rows on sm_80+). Without a config the op then takes
+    :func:`config.regs_config`'s block; a forced layout the op lacks raises in
+    :meth:`Call.config`."""
     if config is not None:
         return config.variant == "regs"
     env = os.environ.get("NBKERNELS_ROW_VARIANT")
     if env:
         return env == "regs"
-    if not built or call.sim or os.environ.get("NBKERNELS_ROWS_LOOP") or r.n in auto_except:
+    if not built or call.sim or os.environ.get("NBKERNELS_ROWS_LOOP"):
         return False
-    return cfgmod.REGS_ROWS[0] <= r.n <= cfgmod.REGS_ROWS[1] and cfgmod.wide_dram(sm_limits())
+    lo, hi = auto_rows or cfgmod.REGS_ROWS
+    return lo <= r.n <= hi and cfgmod.wide_dram(sm_limits())
 
 
 def run_phases(call: Call, kernel, sig, cfg: cfgmod.RowConfig, rows: int, nstat: int, args,

@@ -43,6 +43,11 @@ def rms_norm_ref(x, weight, eps=1e-6, residual=None):
 #: block per row there: 0.5-1.1 points behind, r27 run E); other lengths are unmeasured with it.
 WIDE_PER_THREAD = 64
 WIDE_ROWS = (4097, 8192)  # row lengths that take the wide build, where DRAM is wide (wide())
+#: the row lengths rms_norm (no residual) takes the register rows at by itself (host.wants_regs):
+#: not rows of 8192, where the 64-element build's block a row, every thread full, measured
+#: 1.4-2.7 points above the 64-element register rows (H200, perf-notes r45) and 0.2-0.6 above
+#: the 32-element ones (session 49, run C); not rows of 4096 and under (-0.15 to -0.36, run C)
+REGS_RMS_ROWS = (WIDE_ROWS[0], WIDE_ROWS[1] - 1)
 
 
 def has_wide(kind: str, sm80: bool, resid: bool) -> bool:
@@ -317,12 +322,10 @@ def _rms_norm(x, weight, eps, *, residual, out, residual_out, stream=None, confi
     H = call.output(residual_out, "residual_out", X) if R is not None else None
     hw = for_arch(call.arch()).sm80
     can = has_wide(X.kind, hw, R is not None)
-    # rows of 8192 stay on the 64-element build's block a row, every thread full: the
-    # register rows measured 1.4-2.7 points below it there (H200, perf-notes r45)
-    regs = host.wants_regs(call, X, config, can, auto_except=(WIDE_ROWS[1],))
+    regs = host.wants_regs(call, X, config, can, auto_rows=REGS_RMS_ROWS)
     P = WIDE_PER_THREAD if can and (regs or wide(X.n, config)) else PER_THREAD
     if regs and config is None:
-        config = regs_config(X.n, (WIDE_PER_THREAD, PER_THREAD))
+        config = regs_config(X.n, (PER_THREAD, WIDE_PER_THREAD))
         P = config.per_thread
     kern = build(X.kind, W.kind, hw, R is not None, P)
     cfg = call.config(X, config, kern)

@@ -249,7 +249,7 @@ def _softmax(x, *, out, stream=None, config, named, key, ptrs):
     regs = host.wants_regs(call, X, config, can)
     P = REGS_PER_THREAD if regs and can else PER_THREAD
     if regs and config is None:
-        config = regs_config(X.n, (REGS_PER_THREAD, PER_THREAD))
+        config = regs_config(X.n, (PER_THREAD, REGS_PER_THREAD))
         P = config.per_thread
     kern = build(X.kind, hw, P)
     cfg = call.config(X, config, kern)
