@@ -62,19 +62,7 @@ ab_small_calls() {
 #   ab_rows_op OP TEST_N the three around this tree's OP GPU tests (pytest -n TEST_N -k OP) and
 #                        compute-sanitizer on OP's cases of tools/sanitize_rows.py (session 31)
 # Need tools/device-pytest.sh for gpu_tests and row_sanitizer.
-ab_rows_warm() {
-    local op=$1 dtypes=${DTYPES:-bf16,f16,f32} old d
-    old=$(cd _ab/old && pwd)
-    local W="tools/rows_ab_quick.py --ops $op --reps 1"
-    ab_warm_pids=""
-    for d in ${dtypes//,/ }; do
-        timeout 300 python3 $W --dtypes $d > "$out/warm_new_$d.txt" 2>&1 &
-        ab_warm_pids="$ab_warm_pids $!"
-        (cd "$old" && PYTHONPATH=/tmp/site:$old NBKERNELS_CACHE_DIR=$old/.nbk_cache timeout 300 \
-            python3 $W --dtypes $d > "$out/warm_old_$d.txt" 2>&1) &
-        ab_warm_pids="$ab_warm_pids $!"
-    done
-}
+ab_rows_warm() { AB_TREES="old:_ab/old new:." ab_trees_warm "$1"; }
 
 ab_rows_warm_wait() {
     local f
@@ -83,22 +71,7 @@ ab_rows_warm_wait() {
     echo "warm-up done at ${SECONDS}s"
 }
 
-ab_rows_rounds() {
-    local op=$1 dtypes=${DTYPES:-bf16,f16,f32} old round
-    old=$(cd _ab/old && pwd)
-    for round in $(seq 1 ${ROUNDS:-3}); do
-        echo "--- round $round: old"
-        (cd "$old" && PYTHONPATH=/tmp/site:$old NBKERNELS_CACHE_DIR=$old/.nbk_cache timeout 120 \
-            python3 tools/rows_ab_quick.py --ops $op --dtypes $dtypes ${AB_ROWS_ARGS:-} \
-            --json "$out/quick_old$round.json" 2>&1 | grep -v Warning | grep -v '^copy')
-        echo "--- round $round: new"
-        timeout 120 python3 tools/rows_ab_quick.py --ops $op --dtypes $dtypes ${AB_ROWS_ARGS:-} \
-            --json "$out/quick_new$round.json" 2>&1 | grep -v Warning | grep -v '^copy'
-        if declare -F ab_after_round > /dev/null; then ab_after_round "$round"; fi
-    done
-    python3 tools/rows_ab_summary.py "$out"
-    echo "done at ${SECONDS}s"
-}
+ab_rows_rounds() { AB_TREES="old:_ab/old new:." ROUNDS=${ROUNDS:-3} ab_trees_rounds "$1"; }
 
 ab_rows_op() {
     ab_rows_warm "$1"
@@ -217,7 +190,10 @@ lnv_warm_and_test() {
 #   ab_trees_warm OPS     every tree's OPS kernels compiled, a background process per tree and
 #                         dtype (wait with ab_rows_warm_wait)
 #   ab_trees_rounds OPS   tools/rows_ab_quick.py --ops OPS ($DTYPES, $AB_ROWS_ARGS) in each tree
-#                         in turn, ROUNDS (default 2) times, then the summary table
+#                         in turn, ROUNDS (default 2) times (after each round ab_after_round
+#                         ROUND where the caller defined one), then the summary table
+# ab_rows_warm and ab_rows_rounds above are these with AB_TREES="old:_ab/old new:." (rounds
+# default 3)
 ab_tree_run() {
     local dir=$1
     shift
@@ -251,6 +227,7 @@ ab_trees_rounds() {
                 --dtypes $dtypes ${AB_ROWS_ARGS:-} --json "$out/quick_$label$round.json" 2>&1 \
                 | grep -v Warning | grep -v '^copy'
         done
+        if declare -F ab_after_round > /dev/null; then ab_after_round "$round"; fi
     done
     python3 tools/rows_ab_summary.py "$out"
     echo "done at ${SECONDS}s"
