@@ -2,9 +2,7 @@
 (biased variance, as torch). Not E[x^2] - E[x]^2 over the row: each thread sums its at most
 64 elements and their squares around its own first element, whose cancellation is bounded
 (perf-notes r29), and the threads' and warps' parts combine exactly (Chan et al.): one pass
-over the registers, one butterfly and one barrier a row. Rows that leave threads partial or
-idle sum the threads' parts twice instead, the mean and then the squared deviations about it
-(two barriers; perf-notes r53)."""
+over the registers, one butterfly and one barrier a row."""
 from __future__ import annotations
 
 import functools
@@ -19,7 +17,7 @@ from . import host
 from .config import for_arch, regs_config
 from .device import (ELEMENT_BYTES, EXCHANGE_SLOTS, MAX_THREADS, MAX_WARPS, PER_THREAD, dev,
                      exchange, group_sum, lanes16_sum, locate, make_io, make_loop, opaque,
-                     rcp_ftz, rsqrt_ftz, staging_base, warp_sum)
+                     rcp_ftz, rsqrt_ftz, staging_base)
 
 NEG_ZERO = np.float32(-0.0)  # x + -0 is x for every x, -0 included
 NSTAT = 2  # per chunk: mean and sum of squared deviations (combined exactly, Chan et al.)
@@ -103,6 +101,21 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
         return D + Db, (M2 + Mb) + d * d * k
 
     @dev
+    def meet(D, M2, n, Db, Mb, nb):
+        """Two halves of any counts meet (Chan et al.), as :func:`meet_even`; a half with no
+        elements adds nothing. Symmetric in its halves up to one rounding: the compiler may
+        fuse a product of the means' difference into an FMA on either side, so partner lanes
+        can differ in M2's last bit (partial rows only; where a group spans warps, each
+        warp's lane 0 posts the one value all lanes then use)."""
+        nn = n + nb
+        if n > zero and nb > zero:
+            d = Db * rcp_ftz(nb) - D * rcp_ftz(n)
+            M2 = (M2 + Mb) + d * d * (n * nb * rcp_ftz(nn))
+        else:
+            M2 = M2 + Mb
+        return D + Db, M2, nn
+
+    @dev
     def moments(x0, t, G, m, rm, full, red, it, xv, named):
         """(mean, sum of squared deviations, delta) of the row or chunk in ``xv`` over the
         group in one pass over the registers and one butterfly (perf-notes r29). Each thread
@@ -110,8 +123,7 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
         squared deviations are q - s^2 / c, whose cancellation is bounded: q <= c * M2
         (Samuelson: no element lies further from the mean than sqrt((c-1) M2 / c)), c at
         most 64. The threads' and then the warps' (sum of x - x0, M2, count) combine exactly
-        (Chan et al.), the warps at one barrier where the group spans several (rows that leave
-        threads partial or idle: :func:`combine`'s ``two_sums``). ``xv``
+        (Chan et al.), the warps at one barrier where the group spans several. ``xv``
         (registers) leaves holding x - xt, and delta = mean - xt. ``rm``: 1 / m; ``full``:
         thread_full(t, G, m); ``it``: the group's row count, which alternates the exchange's
         slots. Sums are of x - x0 (x0: the row's first element), so a row of equal values
@@ -155,57 +167,43 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
             M2 = zero
         D = s + nt * (xt - x0)  # the thread's sum of x - x0
         whole = m == G * P  # every thread holds P elements: the counts are powers of two
-        if not whole:
-            return two_sums(x0, xt, D, M2, nt, c, full, t, G, rm, red, named)
-        Db, Mb = shfl_bfly_f32(D, 16), shfl_bfly_f32(M2, 16)
-        D, M2 = meet_even(D, M2, Db, Mb, RN[0], KN[0])
-        Db, Mb = shfl_bfly_f32(D, 8), shfl_bfly_f32(M2, 8)
-        D, M2 = meet_even(D, M2, Db, Mb, RN[1], KN[1])
-        Db, Mb = shfl_bfly_f32(D, 4), shfl_bfly_f32(M2, 4)
-        D, M2 = meet_even(D, M2, Db, Mb, RN[2], KN[2])
-        Db, Mb = shfl_bfly_f32(D, 2), shfl_bfly_f32(M2, 2)
-        D, M2 = meet_even(D, M2, Db, Mb, RN[3], KN[3])
-        Db, Mb = shfl_bfly_f32(D, 1), shfl_bfly_f32(M2, 1)
-        D, M2 = meet_even(D, M2, Db, Mb, RN[4], KN[4])
+        if whole:
+            Db, Mb = shfl_bfly_f32(D, 16), shfl_bfly_f32(M2, 16)
+            D, M2 = meet_even(D, M2, Db, Mb, RN[0], KN[0])
+            Db, Mb = shfl_bfly_f32(D, 8), shfl_bfly_f32(M2, 8)
+            D, M2 = meet_even(D, M2, Db, Mb, RN[1], KN[1])
+            Db, Mb = shfl_bfly_f32(D, 4), shfl_bfly_f32(M2, 4)
+            D, M2 = meet_even(D, M2, Db, Mb, RN[2], KN[2])
+            Db, Mb = shfl_bfly_f32(D, 2), shfl_bfly_f32(M2, 2)
+            D, M2 = meet_even(D, M2, Db, Mb, RN[3], KN[3])
+            Db, Mb = shfl_bfly_f32(D, 1), shfl_bfly_f32(M2, 1)
+            D, M2 = meet_even(D, M2, Db, Mb, RN[4], KN[4])
+            nw = WARP_ELEMS
+        else:
+            nw = nt
+            D, M2, nw = meet(D, M2, nw, shfl_bfly_f32(D, 16), shfl_bfly_f32(M2, 16),
+                             shfl_bfly_f32(nw, 16))
+            D, M2, nw = meet(D, M2, nw, shfl_bfly_f32(D, 8), shfl_bfly_f32(M2, 8),
+                             shfl_bfly_f32(nw, 8))
+            D, M2, nw = meet(D, M2, nw, shfl_bfly_f32(D, 4), shfl_bfly_f32(M2, 4),
+                             shfl_bfly_f32(nw, 4))
+            D, M2, nw = meet(D, M2, nw, shfl_bfly_f32(D, 2), shfl_bfly_f32(M2, 2),
+                             shfl_bfly_f32(nw, 2))
+            D, M2, nw = meet(D, M2, nw, shfl_bfly_f32(D, 1), shfl_bfly_f32(M2, 1),
+                             shfl_bfly_f32(nw, 1))
         if G > 32:
             # the group's first warp and its own barrier where groups share the vectors
             w0 = (cuda.threadIdx.x - t) // 32 if named else 0
-            sl, ql, nl = exchange(D, M2, WARP_ELEMS, G, red, it, zero, zero, zero, w0, named)
+            sl, ql, nl = exchange(D, M2, nw, G, red, it, zero, zero, zero, w0, named)
             dmean = lanes16_sum(sl) * rm  # the group's mean of x - x0
-            dl = sl * RWARP - dmean  # lane l's warp's mean, as that warp computed it, less it
+            ml = sl * RWARP  # lane l's warp's mean, as that warp computed it
+            if not whole:
+                ml = sl * rcp_ftz(nl) if nl > zero else zero
+            dl = ml - dmean
             mean = x0 + dmean
             return mean, lanes16_sum(ql + nl * dl * dl), mean - xt
         mean = x0 + D * rm  # one warp: its sums are the group's
         return mean, M2, mean - xt
-
-    @dev
-    def two_sums(x0, xt, D, M2, nt, c, full, t, G, rm, red, named):
-        """:func:`combine` for rows that leave threads partial or idle, whose counts differ:
-        the group's sum of x - x0 first (its mean), then the sum over threads of M2_t +
-        c_t (mean_t - mean)^2 = M2_t + (D_t - c_t dmean)^2 / c_t, each a plain sum over the
-        lanes and warps (two barriers where the group spans several warps). Chan's pairwise
-        steps with counts that are not powers of two took a reciprocal and a branch at each of
-        the butterfly's five steps, and 16-bit rows of 4000 on 128 full or idle threads moved
-        81% of copy where rows of 4096 moved 94% (perf-notes r53). Exchange slots 0-2 and 3-5
-        whatever the row count: a row's second exchange is behind its first's barrier and the
-        next row's first behind its second's."""
-        w0 = (cuda.threadIdx.x - t) // 32 if named else 0
-        Dg = warp_sum(D)
-        if G > 32:
-            sl, _, _ = exchange(Dg, zero, zero, G, red, 0, zero, zero, zero, w0, named)
-            Dg = lanes16_sum(sl)
-        dmean = Dg * rm  # the group's mean of x - x0
-        e = D - nt * dmean  # c_t (mean_t - mean)
-        if full:
-            T = M2 + e * e * RN[0]
-        else:
-            T = M2 + e * e * rcp_ftz(nt) if c > 0 else zero
-        T = warp_sum(T)
-        if G > 32:
-            tl, _, _ = exchange(T, zero, zero, G, red, 1, zero, zero, zero, w0, named)
-            T = lanes16_sum(tl)
-        mean = x0 + dmean
-        return mean, T, mean - xt
 
     def make_write(staged: bool):
         wgroup, bgroup = wio.vector_group(staged), bio.vector_group(staged)
