@@ -180,8 +180,9 @@ def regs_config(n: int, choices=(PER_THREAD, REGS_PER_THREAD)) -> RowConfig:
     copy for layer_norm and softmax at rows of 6144 and 8192 against 64 (r50). 64 where 32
     would need more than 512 threads. Past 512 threads ``with_chunks`` says the row does not
     fit."""
-    def option(p):  # (slots past the row's end, or 2^62 + the shortfall where it does not
-        threads = min(max(32, whole_warps(n, p)), MAX_THREADS)  # fit; threads; p)
+    # (slots past the row's end, or 2^62 + the shortfall where the row does not fit; threads; p)
+    def option(p):
+        threads = min(max(32, whole_warps(n, p)), MAX_THREADS)
         past = threads * p - n
         return (past if past >= 0 else (1 << 62) - past), threads, p
 
