@@ -232,3 +232,11 @@ ab_trees_rounds() {
     python3 tools/rows_ab_summary.py "$out"
     echo "done at ${SECONDS}s"
 }
+
+# ab_trees OPS: ab_trees_warm, ab_rows_warm_wait and ab_trees_rounds in turn (a run that puts
+# nothing on the GPU while the trees compile)
+ab_trees() {
+    ab_trees_warm "$1"
+    ab_rows_warm_wait
+    ab_trees_rounds "$1"
+}

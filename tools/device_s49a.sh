@@ -6,9 +6,7 @@
 . tools/ab-lib.sh
 export DTYPES=bf16,f16 AB_ROWS_ARGS="--sizes 8192x8192,32768x4096"
 export AB_TREES="old:_ab/old na:_ab/na new:."
-ab_trees_warm layer_norm,rms_norm,softmax
-ab_rows_warm_wait
-ROUNDS=2 ab_trees_rounds layer_norm,rms_norm,softmax
+ROUNDS=2 ab_trees layer_norm,rms_norm,softmax
 echo "--- ln_vectors_cost old"
 ab_tree_run _ab/old timeout 100 python3 tools/ln_vectors_cost.py --dtypes bf16 --rounds 2 2>&1 | grep -v Warning | tail -22
 echo "--- ln_vectors_cost new"
