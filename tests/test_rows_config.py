@@ -8,7 +8,8 @@ import pytest
 
 from nbkernels.errors import NbkernelsError
 from nbkernels.rows.config import (RowConfig, SmLimits, choose, layout_mode, plan_loop,
-                                    resident_blocks, shared_groups, with_chunks)
+                                    resident_blocks, shared_groups, warp_per_thread,
+                                    with_chunks)
 from nbkernels.rows.host import dram_gbps_per_sm
 
 H200 = SmLimits()  # sm_90: 2048 threads, 32 blocks, 64 K registers, 228 KB per SM
@@ -147,9 +148,33 @@ def test_a_users_config_takes_the_kernels_elements_per_thread():
     assert with_chunks(RowConfig("split", 32), 8192, 64).chunks == 4
 
 
-def test_row_config_rejects_other_elements_per_thread():
-    with pytest.raises(NbkernelsError, match="per_thread: expected one of"):
-        RowConfig("block", 64, per_thread=48)
+@pytest.mark.parametrize("per_thread", [0, 2, 50, 68, 128])
+def test_row_config_rejects_other_elements_per_thread(per_thread):
+    with pytest.raises(NbkernelsError, match=f"per_thread: expected a multiple of 4 from 4 to "
+                                             f"64, got {per_thread}"):
+        RowConfig("block", 64, per_thread=per_thread)
+    assert RowConfig("warp", 32, 4, per_thread=24).capacity == 768
+
+
+# rows in the warp layout on as many whole slot groups a lane as they need (perf-notes r54):
+# (n, the op's elements a lane, slot group) -> elements a lane
+@pytest.mark.parametrize("n, per_thread, slot, want", [
+    (768, 64, 8, 24),  # 16-bit layer_norm: every lane 3 whole groups, not 3 of 8
+    (768, 32, 8, 24),  # 16-bit softmax, rms_norm
+    (768, 32, 4, 24),  # float32: 6 groups of 4
+    (1024, 64, 8, 32), (1536, 64, 8, 48), (1792, 64, 8, 56), (2048, 64, 8, 64),
+    (1000, 64, 8, 32),  # 125 groups on 4 a lane: the last lanes partial
+    (1, 64, 8, 8), (1, 32, 4, 4), (256, 32, 8, 8), (257, 32, 8, 16), (100, 32, 4, 4),
+    (129, 32, 4, 8), (1024, 32, 4, 32),
+    (1025, 32, 8, 32), (2049, 64, 8, 64), (8192, 64, 8, 64),  # past a warp: the op's own
+])
+def test_warp_per_thread_takes_the_slot_groups_a_row_needs(n, per_thread, slot, want):
+    p = warp_per_thread(n, per_thread, slot)
+    assert p == want
+    assert p % slot == 0 and p <= per_thread
+    if n <= 32 * per_thread:  # still the warp layout, and no whole slot group a lane idle
+        assert choose(n, 1000, 132, 512, p).variant == "warp"
+        assert 32 * (p - slot) < n <= 32 * p
 
 
 # --- plans for another arch's SM (validate --as) ------------------------------------------

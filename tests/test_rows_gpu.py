@@ -105,6 +105,20 @@ CASES += [(op, dt, s, "contig", sp, "regsauto") for dt in ("bfloat16", "float16"
           for s, sp in (((3000, 5120), None), ((301, 6144), None), ((37, 7168), "nonfinite"),
                         ((64, 5120), "equal"), ((301, 8192), None), ((64, 8192), "equal"),
                         ((603, 4096), None), ((37, 3072), "nonfinite"), ((301, 2500), None))]
+# rows in the warp layout on builds of as many slot groups a lane as they need (perf-notes
+# r54; the contiguous table's rows of 122, 512 and 1024 take them too): rows of 768 on 24
+# elements a lane in every op and dtype, a row stride and a padded copy; 16-bit layer_norm's
+# 1280-1792 (5-7 groups a lane), 1000 on 32 (the last lanes partial), its values
+CASES += [(op, dt, (3001, 768), "contig", None, None)
+          for op in ("rms_norm", "rms_norm_residual", "layer_norm", "softmax") for dt in DTYPES]
+CASES += [(op, "bfloat16", (37, 768), lay, None, None)
+          for op in ("rms_norm", "rms_norm_residual", "layer_norm", "softmax")
+          for lay in ("rowstride", "misaligned")]
+CASES += [("layer_norm", dt, s, "contig", sp, None) for dt in ("bfloat16", "float16")
+          for s, sp in (((301, 1280), "firsts"), ((601, 1536), "vecs32"), ((64, 1792), "nonfinite"),
+                        ((64, 1000), "equal"), ((601, 768), "bias16"))]
+CASES += [("softmax", dt, (64, 768), "contig", sp, None) for dt in ("bfloat16", "float32")
+          for sp in ("big", "near1e4", "warpinf")]
 CASES += [("softmax", dt, (64, 8000), "contig", sp, "regs") for dt in ("bfloat16", "float16")
           for sp in ("big", "huge", "near1e4", "warpinf")]
 CASES += [("layer_norm", dt, (300, 8192), "contig", sp, "regs") for dt in ("bfloat16", "float16")

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from .simrun import run_simulated
+from .simrun import run_simulated, simulated_result
 
 OPS = ("rms_norm", "rms_norm_residual", "layer_norm", "softmax", "swiglu", "swiglu_packed")
 DTYPES = ("float32", "bfloat16", "float16")
@@ -182,6 +182,25 @@ REGS_CASES += [(op, dt, (2, n), "contig", sp, "regsauto")
                                      ("softmax", "float16", 4096, None))]
 CASES += REGS_CASES
 
+# rows in the warp layout on builds of as many slot groups a lane as they need (perf-notes r54):
+# rows of 768 on 24 elements a lane in every op and dtype (every lane full; 16-bit layer_norm's
+# build held 64); 16-bit layer_norm's rows of 1536 and 1792 (6 and 7 groups: its write loops of
+# 4 and the rest), 1000 on 32 (the last lanes partial), the float32 vectors its four warps
+# share; 500 and 257 on 16 (partial), 100 on 8 (float32: 4)
+NARROW_CASES = [(op, dt, (3, 768), "contig", None, None)
+                for op in ("rms_norm", "rms_norm_residual", "layer_norm", "softmax")
+                for dt in DTYPES]
+NARROW_CASES += [("layer_norm", "float16", (2, 1536), "contig", "firsts", None),
+                 ("layer_norm", "bfloat16", (5, 1792), "contig", "nonfinite", None),
+                 ("layer_norm", "bfloat16", (3, 1000), "contig", "equal", None),
+                 ("layer_norm", "bfloat16", (9, 768), "contig", "vecs32", None),
+                 ("layer_norm", "float32", (3, 768), "contig", "offset", None),
+                 ("softmax", "bfloat16", (3, 500), "contig", "big", None),
+                 ("softmax", "float16", (3, 768), "contig", "warpinf", None),
+                 ("rms_norm", "float16", (3, 257), "rowstride", None, None),
+                 ("softmax", "float32", (3, 100), "contig", "nonfinite", None)]
+CASES += NARROW_CASES
+
 # Turing's path (no cp.async: rows staged through registers; bf16 rounded in integer code)
 SM75_CASES = [(op, dt, (3, 300), "contig", None, var)
               for op in ("rms_norm_residual", "layer_norm", "softmax", "swiglu")
@@ -192,7 +211,11 @@ SM75_CASES += [("softmax", "bfloat16", (3, 50), "contig", "nonfinite", None),
                ("swiglu", "bfloat16", (5, 100), "contig", None, "warploop"),
                # full rows: layer_norm's write loops (two of 2 groups on Turing)
                ("layer_norm", "bfloat16", (3, 1024), "contig", None, "warp"),
-               ("layer_norm", "float32", (3, 2047), "contig", None, "loop2")]
+               ("layer_norm", "float32", (3, 2047), "contig", None, "loop2"),
+               # the narrow rows' builds (24 and 16 elements a lane; 32 for layer_norm there)
+               ("layer_norm", "bfloat16", (3, 768), "contig", None, None),
+               ("softmax", "float16", (3, 500), "contig", None, None),
+               ("rms_norm_residual", "bfloat16", (3, 768), "contig", None, None)]
 
 SCRIPT = r'''
 import contextlib, json, sys
@@ -231,6 +254,54 @@ def test_turing_path_in_simulator():
     assert line, proc.stdout[-3000:] + proc.stderr[-3000:]
     fails = json.loads(line[0][7:])
     assert not fails, "\n".join(fails[:20])
+
+
+NARROW = r'''
+import json, os, sys
+import numpy as np
+sys.path.insert(0, "tests")
+from row_cases import run_case
+from nbkernels.rows import RowConfig, layer_norm_kernel as L, rms_norm_kernel as R
+from nbkernels.rows import softmax_kernel as S
+seen = []
+for mod in (L, S, R):
+    def spy(*a, _build=mod.build, **k):
+        seen.append(a[-1] if len(a) in (3, 5, 7) else None)
+        return _build(*a, **k)
+    mod.build = spy
+rng = np.random.default_rng()
+got = []
+for op, dt, n, var, env in json.loads(sys.argv[1]):
+    seen.clear()
+    if env:
+        os.environ["NBKERNELS_ROW_VARIANT"] = env
+    fails = run_case((op, dt, (2, n), "contig", None, var), rng, with_out=False)
+    os.environ.pop("NBKERNELS_ROW_VARIANT", None)
+    got.append([sorted(set(seen), key=str), fails])
+print("RESULT " + json.dumps(got))
+'''
+
+
+def test_narrow_rows_take_the_build_of_the_slot_groups_they_need():
+    """Which build a call runs (the elements a lane each op's build was asked for): narrow
+    rows by themselves take as many slot groups a lane as they need; a forced layout (config
+    or NBKERNELS_ROW_VARIANT) keeps the op's own build; rows past a warp keep it."""
+    table = [  # op, dtype, n, variant, env -> elements a lane
+        ("layer_norm", "bfloat16", 768, None, None, 24),
+        ("layer_norm", "float16", 1536, None, None, 48),
+        ("layer_norm", "float32", 768, None, None, 24),
+        ("softmax", "bfloat16", 500, None, None, 16),
+        ("rms_norm", "float32", 100, None, None, 4),
+        ("rms_norm_residual", "float16", 768, None, None, 24),
+        ("layer_norm", "bfloat16", 2048, None, None, 64),  # a whole warp of the op's own
+        ("softmax", "bfloat16", 1025, None, None, 32),  # past a warp: a block
+        ("layer_norm", "bfloat16", 768, "warp", None, 64),  # forced: the op's own build
+        ("softmax", "float16", 768, None, "warp", 32),
+    ]
+    res = simulated_result(["-c", NARROW, json.dumps([t[:5] for t in table])])
+    for (op, dt, n, var, env, want), (seen, fails) in zip(table, res):
+        assert not fails, fails
+        assert seen == [want], (op, dt, n, var, env, seen)
 
 
 IN_PLACE = r'''

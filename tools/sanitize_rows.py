@@ -4,7 +4,7 @@
 
 With OP, only the cases of that op (fewer kernels to compile under the sanitizer); with
 ``regs``, only the register-row layout's cases; with ``warps``, the blocks of whole warps
-that are no power of two.
+that are no power of two; with ``narrow``, the narrow rows' builds.
 """
 import sys
 
@@ -70,12 +70,24 @@ WARPS = [
     ("softmax", "float16", (3, 5000), "contig", None, "regsauto"),
 ]
 CASES += WARPS
+# rows in the warp layout on builds of as many slot groups a lane as they need (perf-notes
+# r54), selected by ``narrow``: rows of 768 on 24 elements a lane (every lane full), 16-bit
+# layer_norm's 1536 on 48 beside float32 vectors its warps share, 500 on 16 (the last lanes
+# partial), 100 on 4 (float32), a row of a stride
+NARROW = [
+    ("layer_norm", "bfloat16", (9, 768), "contig", None, None),
+    ("layer_norm", "float16", (7, 1536), "contig", "vecs32", None),
+    ("softmax", "bfloat16", (5, 500), "contig", None, None),
+    ("rms_norm_residual", "float16", (7, 768), "contig", None, None),
+    ("rms_norm", "float32", (5, 100), "rowstride", None, None),
+]
+CASES += NARROW
 
 rng = np.random.default_rng()
 fails = []
 cases = [c for c in CASES if len(sys.argv) < 2 or c[0] == sys.argv[1] or
          (sys.argv[1] == "regs" and (c[5] or "").startswith("regs")) or
-         (sys.argv[1] == "warps" and c in WARPS)]
+         (sys.argv[1] == "warps" and c in WARPS) or (sys.argv[1] == "narrow" and c in NARROW)]
 for case in cases:
     fails += run_case(case, rng, "cupy")
 print("\n".join(fails) or f"{len(cases)} cases ok")

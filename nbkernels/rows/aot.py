@@ -15,6 +15,11 @@ WIDE_KINDS = ("f16", "bf16")
 #: the register-row layout's kernels (RowConfig "regs"; 16-bit rows on sm_80+), each at 64
 #: elements a thread and, as ``<op>32``, at 32 (rows that fill whole warps of those)
 REGS_OPS = ("layer_norm_regs", "softmax_regs", "rms_norm_regs")
+#: the builds rows in the warp layout take where they need fewer slot groups a lane than the
+#: op's own (config.warp_per_thread, perf-notes r54), checked at 24 elements a lane: rows of
+#: 768, three 16-bit slot groups or six float32 ones
+NARROW_OPS = ("layer_norm", "softmax", "rms_norm", "rms_norm_residual")
+NARROW_PER_THREAD = 24
 
 
 def _build(op: str, kind: str, arch: Arch):
@@ -22,7 +27,13 @@ def _build(op: str, kind: str, arch: Arch):
     from . import swiglu_kernel as W
 
     hw = cfgmod.for_arch(arch).sm80
-    if op in ("rms_norm", "rms_norm_residual"):
+    if op.endswith("_narrow"):
+        base, P = op.removesuffix("_narrow"), NARROW_PER_THREAD
+        k, sig = {"layer_norm": lambda: (L.build(kind, kind, kind, hw, True, True, P), L.SIG),
+                  "softmax": lambda: (S.build(kind, hw, P), S.SIG),
+                  "rms_norm": lambda: (R.build(kind, kind, hw, False, P), R.SIG),
+                  "rms_norm_residual": lambda: (R.build(kind, kind, hw, True, P), R.SIG)}[base]()
+    elif op in ("rms_norm", "rms_norm_residual"):
         k, sig = R.build(kind, kind, hw, op == "rms_norm_residual"), R.SIG
     elif op == "rms_norm_wide":
         k, sig = R.build(kind, kind, hw, False, R.WIDE_PER_THREAD), R.SIG
@@ -49,8 +60,9 @@ def _build(op: str, kind: str, arch: Arch):
 
 
 def aot_variants(arch: Arch):
-    """Every op x dtype (weights and bias of x's dtype), rms_norm's 64-element build and
-    16-bit layer_norm beside float32 weight and bias (its groups share them)."""
+    """Every op x dtype (weights and bias of x's dtype), rms_norm's 64-element build,
+    16-bit layer_norm beside float32 weight and bias (its groups share them), the register
+    rows' builds, and the narrow rows' build of 24 elements a lane."""
     from ..aot import Variant
 
     return [Variant(f"rows/{op}/{kind}", "sm_75", functools.partial(_build, op, kind))
@@ -60,7 +72,10 @@ def aot_variants(arch: Arch):
         [Variant(f"rows/layer_norm_f32vec/{kind}", "sm_80",
                  functools.partial(_build, "layer_norm_f32vec", kind)) for kind in WIDE_KINDS] + \
         [Variant(f"rows/{op}{p}/{kind}", "sm_80", functools.partial(_build, op + p, kind))
-         for op in REGS_OPS for p in ("", "32") for kind in WIDE_KINDS]
+         for op in REGS_OPS for p in ("", "32") for kind in WIDE_KINDS] + \
+        [Variant(f"rows/{op}_narrow/{kind}", "sm_75", functools.partial(_build, op + "_narrow",
+                                                                         kind))
+         for op in NARROW_OPS for kind in KINDS]
 
 
 def dispatch(arch: Arch | None):
@@ -73,10 +88,14 @@ def dispatch(arch: Arch | None):
     wide = (f"; rows of {WIDE_ROWS[0]:,}-{WIDE_ROWS[1]:,} on GPUs above "
             f"{cfgmod.PER_ROW_MAX_GBPS_PER_SM:g} GB/s of DRAM an SM (the H200): "
             f"rows/rms_norm_wide, {WIDE_PER_THREAD} elements a thread")
+    narrow = (f"; rows of at most 32 x the build's elements a lane (the warp layout) on a "
+              f"build of as many 16-byte slot groups a lane as they need (rows/{{op}}_narrow: "
+              f"rows of 768 on {NARROW_PER_THREAD})")
     regs = (f"; rows of {cfgmod.REGS_ROWS[0]:,}-{cfgmod.REGS_ROWS[1]:,} on those GPUs"
             f"{{but}}: rows/{{op}}_regs (rows/{{op}}_regs32 where a row fills whole warps of "
             f"32-element threads), the row held in registers, a block a row")
     return [(op, DTYPE[k], f"rows/{op}", why[hw or k != "bf16"] +
+             (narrow.format(op=op) if op in NARROW_OPS else "") +
              (wide if hw and op == "rms_norm" and k in WIDE_KINDS else "") +
              (regs.format(op=op, but=" but rows of 8,192" if op == "rms_norm" else "")
               if hw and f"{op}_regs" in REGS_OPS and k in WIDE_KINDS
@@ -143,8 +162,10 @@ class RowCase:
 
 def validate_cases(target: Arch):
     # 37 x 3000: block layout; 2 x 40000: split layout (two passes); 300 x 100: warp layout
+    # (a build of one slot group a lane), 300 x 768 (24 elements a lane: rows/<op>_narrow)
     wide = [RowCase(target, "rms_norm_wide", k, 37, 5000) for k in WIDE_KINDS] + \
         [RowCase(target, op, k, 37, 5000) for op in REGS_OPS for k in WIDE_KINDS] \
         if cfgmod.for_arch(target).sm80 else []
     return [RowCase(target, op, k, r, n) for op in OPS for k in KINDS
-            for r, n in ((300, 100), (37, 3000), (2, 40000))] + wide
+            for r, n in ((300, 100), (37, 3000), (2, 40000))] + \
+        [RowCase(target, op, k, 300, 768) for op in NARROW_OPS for k in KINDS] + wide

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from ..errors import NbkernelsError
-from .device import MAX_THREADS, MAX_WARPS, PER_THREAD, PER_THREAD_CHOICES
+from .device import MAX_PER_THREAD, MAX_THREADS, MAX_WARPS, PER_THREAD
 
 VARIANTS = ("warp", "block", "split", "regs")
 BUFFERS = (1, 2, 4)  # ring depths of the row loop (a power of two: the slot is a mask)
@@ -64,9 +64,9 @@ class RowConfig:
                 f"RowConfig: threads ({self.threads}) must be a multiple of 32 and a block "
                 f"(threads x rows_per_block = {self.threads * self.rows_per_block}) at most "
                 f"{MAX_THREADS}")
-        if self.per_thread not in PER_THREAD_CHOICES:
-            raise NbkernelsError(f"RowConfig.per_thread: expected one of {PER_THREAD_CHOICES}, "
-                                 f"got {self.per_thread}")
+        if self.per_thread % 4 or not 4 <= self.per_thread <= MAX_PER_THREAD:
+            raise NbkernelsError(f"RowConfig.per_thread: expected a multiple of 4 from 4 to "
+                                 f"{MAX_PER_THREAD}, got {self.per_thread}")
         if self.variant == "warp" and self.threads != 32:
             raise NbkernelsError(f"RowConfig: the warp variant has 32 threads per row, got "
                                  f"{self.threads}")
@@ -150,6 +150,19 @@ def choose(n: int, rows: int, sm_count: int, max_threads: int = MAX_THREADS,
     if n <= max_threads * P and not (few_rows and n > SPLIT_THREADS * P):
         return RowConfig("block", max(64, whole_warps(n, P)), per_thread=P)
     return RowConfig("split", SPLIT_THREADS, 1, -(-n // (SPLIT_THREADS * P)), per_thread=P)
+
+
+def warp_per_thread(n: int, per_thread: int, slot: int) -> int:
+    """Elements a lane holds for rows of ``n`` in the warp layout, where the op's build holds
+    ``per_thread`` and a slot group ``slot`` (16 bytes: 8 16-bit elements, 4 float32): the
+    fewest whole slot groups a lane that cover the row on 32 lanes, at most ``per_thread``
+    (rows longer than a warp of those keep it). A row of 768 takes 24 (every lane full, none
+    masked), where the 16-bit layer_norm build's 64 left every lane 24 of 64 slots and the
+    masked path (perf-notes r54); rows of any length take one of at most
+    ``per_thread / slot`` builds (a build per slot count, never per row length)."""
+    if n > 32 * per_thread:
+        return per_thread
+    return min(per_thread, slot * max(1, -(-n // (32 * slot))))
 
 
 #: Row lengths the register-row layout takes by itself, where the GPU's DRAM is wide

@@ -29,10 +29,12 @@ from ..intrinsics.define import define
 from ..intrinsics.warp import bar_sync, shfl_bfly_f32
 
 PER_THREAD = 32  # elements a thread stages per buffer by default: 64 B of bf16, 128 B of float32
-#: what a kernel may choose instead (its ``nbk_per_thread``): layer_norm's 16-bit kernels on
-#: sm_80+ stage 64, 128 B a thread as float32's 32 (perf-notes r13), and so does 16-bit
-#: rms_norm's second build (rms_norm_kernel.WIDE_PER_THREAD, perf-notes r27)
-PER_THREAD_CHOICES = (32, 64)
+#: what a kernel may hold instead (its ``nbk_per_thread``), a multiple of 4 up to 64:
+#: layer_norm's 16-bit kernels on sm_80+ stage 64, 128 B a thread as float32's 32 (perf-notes
+#: r13), and so does 16-bit rms_norm's second build (rms_norm_kernel.WIDE_PER_THREAD,
+#: perf-notes r27); rows in the warp layout take builds of as many whole slot groups a lane as
+#: they need (config.warp_per_thread, perf-notes r54)
+MAX_PER_THREAD = 64
 MAX_THREADS = 512
 MAX_WARPS = MAX_THREADS // 32
 ELEMENT_BYTES = {"f16": 2, "bf16": 2, "f32": 4}
@@ -113,6 +115,9 @@ def make_io(kind: str, sm80: bool, row_kind: str | None = None,
         raise ValueError(f"make_io: {kind} cannot follow the layout of {row_kind}")
     GW = S * esz // 4  # words per slot group
     V = per_thread // S
+    if per_thread % S or not V:
+        raise ValueError(f"make_io: {per_thread} elements a thread are no whole number of "
+                         f"{S}-element slot groups")
     half = esz == 2
 
     if kind == "f32":

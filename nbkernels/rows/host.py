@@ -722,6 +722,17 @@ def wants_regs(call: Call, r: Rows, config, built: bool, auto_rows=None) -> bool
     return lo <= r.n <= hi and cfgmod.wide_dram(sm_limits())
 
 
+def narrow_per_thread(r: Rows, config, per_thread: int) -> int:
+    """Elements a thread holds in the op's build for rows ``r``: ``per_thread`` (the op's
+    own), or, where the op takes the warp layout by itself (no ``config``, no
+    NBKERNELS_ROW_VARIANT, rows of at most 32 x ``per_thread``), as many whole slot groups a
+    lane as the row needs (:func:`config.warp_per_thread`, perf-notes r54). A forced layout
+    keeps the op's build."""
+    if config is not None or os.environ.get("NBKERNELS_ROW_VARIANT"):
+        return per_thread
+    return cfgmod.warp_per_thread(r.n, per_thread, 16 // r.view.dtype.itemsize)
+
+
 def run_phases(call: Call, kernel, sig, cfg: cfgmod.RowConfig, rows: int, nstat: int, args,
                tags, key_parts):
     """Launch a row kernel in its layout: phase 0 (whole rows, blocks looping over them), or

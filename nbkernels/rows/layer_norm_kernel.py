@@ -54,7 +54,8 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
           per_thread_: int | None = None):
     """The kernels for ``kind`` rows with these vectors; ``per_thread_`` elements a thread
     (default :func:`per_thread`; 32 for 16-bit rows: the register-row layout's rows that fill
-    whole warps of 32-element threads, config.regs_config)."""
+    whole warps of 32-element threads, config.regs_config; fewer for rows in the warp layout
+    that need fewer slot groups a lane, config.warp_per_thread)."""
     P = per_thread_ or per_thread(kind, sm80)
     io = make_io(kind, sm80, per_thread=P)
     wio = make_io(wkind, sm80, kind, per_thread=P)
@@ -74,7 +75,9 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
     wissue, bissue = wio.issue, bio.issue
     zero = float32(0)
     WARP_ELEMS = float32(32 * P)  # elements of a warp's part of a whole row (or chunk)
-    RWARP = float32(1 / (32 * P))  # exact: 32 * P is a power of two
+    # exact where 32 * P is a power of two; the narrow builds (24, 40, 48 or 56 elements a
+    # lane, perf-notes r54) run the warp layout only, which does not use it
+    RWARP = float32(1 / (32 * P))
     # a ring of 2 at most: with a 4-deep ring's pivots live the float32 kernel spilled
     # (120-136 B on sm_80-sm_90a; `nbkernels compile`, session 5), and 4 measured no faster
     MAX_BUFFERS = 2
@@ -87,7 +90,8 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
         (not has_w or wkind == "f32") and (not has_b or bkind == "f32")
 
     # the lane butterfly's steps for whole rows: the two halves met at step i hold
-    # n_i = P * 2^i elements each; 1 / n_i is exact and n_i / 2 their pair's weight (Chan)
+    # n_i = P * 2^i elements each; 1 / n_i (exact where P is a power of two, else rounded
+    # once: both partners round the same product) and n_i / 2 their pair's weight (Chan)
     RN = tuple(float32(1 / (P << i)) for i in range(5))
     KN = tuple(float32(P << i) * float32(0.5) for i in range(5))
 
@@ -508,6 +512,8 @@ def _layer_norm(x, weight, bias, eps, *, out, stream=None, config, named, key, p
     if host.wants_regs(call, X, config, hw and X.kind != "f32") and config is None:
         config = regs_config(X.n, (PER_THREAD, P))  # rows filling whole warps if they can
         P = config.per_thread
+    else:  # narrow rows: as many slot groups a lane as they need (perf-notes r54)
+        P = host.narrow_per_thread(X, config, P)
     kern = build(X.kind, wk, bk, hw, W is not None, B is not None, P)
     cfg = call.config(X, config, kern)
     xb, wb, bb, yb = call.buf(X), call.buf(W), call.buf(B), call.buf(Y)

@@ -57,7 +57,7 @@ def has_wide(kind: str, sm80: bool, resid: bool) -> bool:
 
 @functools.lru_cache(maxsize=None)
 def build(kind: str, wkind: str, sm80: bool, resid: bool, per_thread: int = PER_THREAD):
-    if per_thread != PER_THREAD and not (per_thread == WIDE_PER_THREAD and
+    if per_thread > PER_THREAD and not (per_thread == WIDE_PER_THREAD and
                                          has_wide(kind, sm80, resid)):
         raise ValueError(f"rms_norm build: {per_thread} elements a thread needs 16-bit rows "
                          f"without a residual on sm_80+, got {kind}, residual={resid}, "
@@ -327,6 +327,8 @@ def _rms_norm(x, weight, eps, *, residual, out, residual_out, stream=None, confi
     if regs and config is None:
         config = regs_config(X.n, (PER_THREAD, WIDE_PER_THREAD))
         P = config.per_thread
+    elif not regs:  # narrow rows: as many slot groups a lane as they need (perf-notes r54)
+        P = host.narrow_per_thread(X, config, P)
     kern = build(X.kind, W.kind, hw, R is not None, P)
     cfg = call.config(X, config, kern)
     xb, wb, yb = call.buf(X), call.buf(W), call.buf(Y)

@@ -30,8 +30,9 @@ def softmax_ref(x, axis=-1):
 @functools.lru_cache(maxsize=None)
 def build(kind: str, sm80: bool, per_thread: int = PER_THREAD):
     """The kernels for ``kind`` rows; ``per_thread`` (32, or 64 for 16-bit rows on sm_80+:
-    the register-row layout's build, host.wants_regs) elements a thread."""
-    if per_thread != PER_THREAD and (kind == "f32" or not sm80):
+    the register-row layout's build, host.wants_regs; fewer for rows in the warp layout that
+    need fewer slot groups a lane, config.warp_per_thread) elements a thread."""
+    if per_thread > PER_THREAD and (kind == "f32" or not sm80):
         raise ValueError(f"softmax build: {per_thread} elements a thread needs 16-bit rows on "
                          f"sm_80+, got {kind}, sm80={sm80}")
     io = make_io(kind, sm80, per_thread=per_thread)
@@ -251,6 +252,8 @@ def _softmax(x, *, out, stream=None, config, named, key, ptrs):
     if regs and config is None:
         config = regs_config(X.n, (PER_THREAD, REGS_PER_THREAD))
         P = config.per_thread
+    elif not regs:  # narrow rows: as many slot groups a lane as they need (perf-notes r54)
+        P = host.narrow_per_thread(X, config, P)
     kern = build(X.kind, hw, P)
     cfg = call.config(X, config, kern)
     xb, yb = call.buf(X), call.buf(Y)
