@@ -169,10 +169,14 @@ def make(op, dtype, shape, layout, special, rng, fw="numpy"):
     raise ValueError(op)
 
 
-#: variants run with no config and env NBKERNELS_ROW_VARIANT set: the register-row layout as
-#: the automatic choice takes it (config.regs_config: the fewest whole warps covering the row,
-#: at the build leaving fewer elements past its end)
-ENV_VARIANTS = {"regsauto": "regs"}
+#: variants run with no config and environment variables set: "regsauto", the register-row
+#: layout as the automatic choice takes it (NBKERNELS_ROW_VARIANT=regs; config.regs_config: the
+#: fewest whole warps covering the row, at the build leaving fewer elements past its end);
+#: "stagedauto", the staged layouts the automatic choice takes where no register rows are
+#: (NBKERNELS_ROWS_LOOP=2: the H100's side for 16-bit rows of 2049-8192, the narrow rows'
+#: builds on 64 threads, perf-notes r55)
+ENV_VARIANTS = {"regsauto": {"NBKERNELS_ROW_VARIANT": "regs"},
+                "stagedauto": {"NBKERNELS_ROWS_LOOP": "2"}}
 
 
 def call(op, args, kwargs, outs, variant):
@@ -182,18 +186,17 @@ def call(op, args, kwargs, outs, variant):
         kw["out"] = outs[0]
         if op == "rms_norm_residual":
             kw["residual_out"] = outs[1]
-    env = ENV_VARIANTS.get(variant)
-    old = os.environ.get("NBKERNELS_ROW_VARIANT")
-    if env:
-        os.environ["NBKERNELS_ROW_VARIANT"] = env
+    env = ENV_VARIANTS.get(variant, {})
+    old = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
     try:
         res = getattr(nbkernels, fn)(*args, **kw)
     finally:
-        if env:
-            if old is None:
-                del os.environ["NBKERNELS_ROW_VARIANT"]
+        for k, v in old.items():
+            if v is None:
+                del os.environ[k]
             else:
-                os.environ["NBKERNELS_ROW_VARIANT"] = old
+                os.environ[k] = v
     return tuple(res) if isinstance(res, tuple) else (res,)
 
 

@@ -7,8 +7,8 @@ from dataclasses import replace
 import pytest
 
 from nbkernels.errors import NbkernelsError
-from nbkernels.rows.config import (RowConfig, SmLimits, choose, layout_mode, plan_loop,
-                                    resident_blocks, shared_groups, warp_per_thread,
+from nbkernels.rows.config import (RowConfig, SmLimits, choose, layout_mode, mixed_warps,
+                                    narrow_per_thread, plan_loop, resident_blocks, shared_groups,
                                     with_chunks)
 from nbkernels.rows.host import dram_gbps_per_sm
 
@@ -156,25 +156,46 @@ def test_row_config_rejects_other_elements_per_thread(per_thread):
     assert RowConfig("warp", 32, 4, per_thread=24).capacity == 768
 
 
-# rows in the warp layout on as many whole slot groups a lane as they need (perf-notes r54):
-# (n, the op's elements a lane, slot group) -> elements a lane
+# rows on a warp or a 64-thread block on as many whole slot groups a thread as they need and
+# no warp split between full and masked threads (perf-notes r54-r56): (n, the op's elements a
+# thread, slot group) -> elements a thread
 @pytest.mark.parametrize("n, per_thread, slot, want", [
     (768, 64, 8, 24),  # 16-bit layer_norm: every lane 3 whole groups, not 3 of 8
     (768, 32, 8, 24),  # 16-bit softmax, rms_norm
     (768, 32, 4, 24),  # float32: 6 groups of 4
     (1024, 64, 8, 32), (1536, 64, 8, 48), (1792, 64, 8, 56), (2048, 64, 8, 64),
-    (1000, 64, 8, 32),  # 125 groups on 4 a lane: the last lanes partial
-    (1, 64, 8, 8), (1, 32, 4, 4), (256, 32, 8, 8), (257, 32, 8, 16), (100, 32, 4, 4),
-    (129, 32, 4, 8), (1024, 32, 4, 32),
-    (1025, 32, 8, 32), (2049, 64, 8, 64), (8192, 64, 8, 64),  # past a warp: the op's own
+    (1000, 64, 8, 40),  # at 32, 29 lanes full beside 3 masked; at 40 all masked, 5 groups
+    (1000, 32, 4, 32),  # at 32, 26 full and 6 masked: the op's own
+    (1, 64, 8, 8), (1, 32, 4, 4), (256, 32, 8, 8), (257, 32, 8, 16), (129, 32, 4, 8),
+    (100, 32, 4, 8),  # at 4, 25 lanes full and 7 masked
+    (122, 64, 8, 16), (1024, 32, 4, 32),
+    # 64 threads: 16-bit rows of 1025-2048 at 32 a thread, 2049-4096 at 64, float32 1025-2048
+    (1536, 32, 8, 24), (1280, 32, 8, 24), (1025, 32, 8, 24), (1600, 32, 8, 32),
+    (2048, 32, 8, 32), (1536, 32, 4, 24), (1280, 32, 4, 20), (3072, 64, 8, 48),
+    (1100, 32, 4, 24),  # at 20, the first warp 19 full and 13 masked (r56)
+    (3000, 64, 8, 56), (2500, 64, 8, 48), (4096, 64, 8, 64),
+    (2049, 32, 8, 32), (4097, 64, 8, 64), (8192, 64, 8, 64),  # more threads: the op's own
 ])
-def test_warp_per_thread_takes_the_slot_groups_a_row_needs(n, per_thread, slot, want):
-    p = warp_per_thread(n, per_thread, slot)
+def test_narrow_per_thread_takes_the_slot_groups_a_row_needs(n, per_thread, slot, want):
+    p = narrow_per_thread(n, per_thread, slot)
     assert p == want
     assert p % slot == 0 and p <= per_thread
-    if n <= 32 * per_thread:  # still the warp layout, and no whole slot group a lane idle
-        assert choose(n, 1000, 132, 512, p).variant == "warp"
-        assert 32 * (p - slot) < n <= 32 * p
+    before, after = choose(n, 1000, 132, 512, per_thread), choose(n, 1000, 132, 512, p)
+    assert (after.variant, after.threads) == (before.variant, before.threads)  # same layout
+    if p < per_thread:  # the fewest groups that cover the row and split no warp
+        assert after.capacity >= n and not mixed_warps(n, after.threads, p, slot)
+        assert all(mixed_warps(n, after.threads, q, slot)
+                   for q in range(p - slot, 0, -slot) if after.threads * q >= n)
+
+
+@pytest.mark.parametrize("n, threads, per_thread, slot, want", [
+    (1100, 64, 20, 4, True),  # 275 groups: threads 0-18 full
+    (1100, 64, 24, 4, False),  # none full
+    (1280, 64, 24, 8, False),  # the first warp full, the second masked
+    (768, 32, 24, 8, False), (1000, 32, 32, 8, True), (1000, 32, 64, 8, False),
+])
+def test_mixed_warps(n, threads, per_thread, slot, want):
+    assert mixed_warps(n, threads, per_thread, slot) == want
 
 
 # --- plans for another arch's SM (validate --as) ------------------------------------------

@@ -108,7 +108,7 @@ CASES += [(op, dt, s, "contig", sp, "regsauto") for dt in ("bfloat16", "float16"
 # rows in the warp layout on builds of as many slot groups a lane as they need (perf-notes
 # r54; the contiguous table's rows of 122, 512 and 1024 take them too): rows of 768 on 24
 # elements a lane in every op and dtype, a row stride and a padded copy; 16-bit layer_norm's
-# 1280-1792 (5-7 groups a lane), 1000 on 32 (the last lanes partial), its values
+# 1280-1792 (5-7 groups a lane), 1000 on 40 (every lane masked, r56), its values
 CASES += [(op, dt, (3001, 768), "contig", None, None)
           for op in ("rms_norm", "rms_norm_residual", "layer_norm", "softmax") for dt in DTYPES]
 CASES += [(op, "bfloat16", (37, 768), lay, None, None)
@@ -119,6 +119,21 @@ CASES += [("layer_norm", dt, s, "contig", sp, None) for dt in ("bfloat16", "floa
                         ((64, 1000), "equal"), ((601, 768), "bias16"))]
 CASES += [("softmax", dt, (64, 768), "contig", sp, None) for dt in ("bfloat16", "float32")
           for sp in ("big", "near1e4", "warpinf")]
+# and on a block of 64 threads (r55): rows of 1536 on 24 a thread in every op and dtype, 1100
+# and 1280 (idle or partial groups in the second warp), a row stride; 16-bit layer_norm's
+# staged rows of 2049-4096 (the H100's side: NBKERNELS_ROWS_LOOP set, as no register rows)
+# on 40 and 48 a thread, its two warps exchanging, the vectors its groups share
+CASES += [(op, dt, (3001, 1536), "contig", None, None)
+          for op in ("rms_norm", "rms_norm_residual", "layer_norm", "softmax") for dt in DTYPES]
+CASES += [(op, dt, (301, n), lay, None, None)
+          for op, dt, n, lay in (("softmax", "bfloat16", 1100, "contig"),
+                                 ("rms_norm_residual", "float16", 1280, "contig"),
+                                 ("layer_norm", "float32", 1280, "rowstride"),
+                                 ("rms_norm", "bfloat16", 1536, "rowstride"),
+                                 ("softmax", "float32", 1100, "misaligned"))]
+CASES += [("layer_norm", dt, s, "contig", sp, "stagedauto") for dt in ("bfloat16", "float16")
+          for s, sp in (((3001, 3000), None), ((301, 2500), "firsts"), ((601, 3072), "vecs32"),
+                        ((64, 2600), "nonfinite"), ((64, 4000), "equal"))]
 CASES += [("softmax", dt, (64, 8000), "contig", sp, "regs") for dt in ("bfloat16", "float16")
           for sp in ("big", "huge", "near1e4", "warpinf")]
 CASES += [("layer_norm", dt, (300, 8192), "contig", sp, "regs") for dt in ("bfloat16", "float16")

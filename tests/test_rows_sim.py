@@ -185,8 +185,8 @@ CASES += REGS_CASES
 # rows in the warp layout on builds of as many slot groups a lane as they need (perf-notes r54):
 # rows of 768 on 24 elements a lane in every op and dtype (every lane full; 16-bit layer_norm's
 # build held 64); 16-bit layer_norm's rows of 1536 and 1792 (6 and 7 groups: its write loops of
-# 4 and the rest), 1000 on 32 (the last lanes partial), the float32 vectors its four warps
-# share; 500 and 257 on 16 (partial), 100 on 8 (float32: 4)
+# 4 and the rest), 1000 on 40 (every lane masked; at 32 three lanes would be, beside full
+# ones: r56), the float32 vectors its four warps share; 257 on 16, 100 on 8 (float32)
 NARROW_CASES = [(op, dt, (3, 768), "contig", None, None)
                 for op in ("rms_norm", "rms_norm_residual", "layer_norm", "softmax")
                 for dt in DTYPES]
@@ -199,6 +199,18 @@ NARROW_CASES += [("layer_norm", "float16", (2, 1536), "contig", "firsts", None),
                  ("softmax", "float16", (3, 768), "contig", "warpinf", None),
                  ("rms_norm", "float16", (3, 257), "rowstride", None, None),
                  ("softmax", "float32", (3, 100), "contig", "nonfinite", None)]
+# and on a block of 64 threads (r55): 16-bit rows of 1536 on 24 a thread (whole), 1100 (the
+# second warp's last group idle); float32 rows of 1280 on 20 (five groups); 16-bit
+# layer_norm's staged rows of 3000 on 48 (its two warps exchange; far-off firsts), 2500 on 40,
+# and two row groups a block sharing the float32 vectors on named barriers
+NARROW_CASES += [("softmax", "bfloat16", (3, 1536), "contig", "big", None),
+                 ("rms_norm_residual", "float16", (3, 1100), "contig", None, None),
+                 ("rms_norm", "bfloat16", (2, 1536), "rowstride", None, None),
+                 ("layer_norm", "float32", (3, 1280), "contig", "offset", None),
+                 ("layer_norm", "bfloat16", (3, 3000), "contig", "firsts", None),
+                 ("layer_norm", "float16", (2, 2500), "contig", "equal", None),
+                 ("layer_norm", "bfloat16", (7, 3000), "contig", "vecs32", None),
+                 ("softmax", "float32", (3, 1280), "contig", "warpinf", None)]
 CASES += NARROW_CASES
 
 # Turing's path (no cp.async: rows staged through registers; bf16 rounded in integer code)
@@ -283,18 +295,23 @@ print("RESULT " + json.dumps(got))
 
 
 def test_narrow_rows_take_the_build_of_the_slot_groups_they_need():
-    """Which build a call runs (the elements a lane each op's build was asked for): narrow
-    rows by themselves take as many slot groups a lane as they need; a forced layout (config
-    or NBKERNELS_ROW_VARIANT) keeps the op's own build; rows past a warp keep it."""
+    """Which build a call runs (the elements a thread each op's build was asked for): rows on
+    a warp or a 64-thread block by themselves take as many slot groups a thread as they need;
+    a forced layout (config or NBKERNELS_ROW_VARIANT) keeps the op's own build; rows on more
+    threads keep it."""
     table = [  # op, dtype, n, variant, env -> elements a lane
         ("layer_norm", "bfloat16", 768, None, None, 24),
         ("layer_norm", "float16", 1536, None, None, 48),
         ("layer_norm", "float32", 768, None, None, 24),
-        ("softmax", "bfloat16", 500, None, None, 16),
-        ("rms_norm", "float32", 100, None, None, 4),
+        ("softmax", "bfloat16", 500, None, None, 24),  # at 16, 30 lanes full (r56)
+        ("rms_norm", "float32", 100, None, None, 8),
         ("rms_norm_residual", "float16", 768, None, None, 24),
         ("layer_norm", "bfloat16", 2048, None, None, 64),  # a whole warp of the op's own
-        ("softmax", "bfloat16", 1025, None, None, 32),  # past a warp: a block
+        ("softmax", "bfloat16", 1536, None, None, 24),  # a block of 64 threads (r55)
+        ("softmax", "bfloat16", 1025, None, None, 24),
+        ("layer_norm", "bfloat16", 3000, None, None, 56),  # staged (no register rows here)
+        ("layer_norm", "float32", 1280, None, None, 20),
+        ("softmax", "bfloat16", 2049, None, None, 32),  # 96 threads: the op's own
         ("layer_norm", "bfloat16", 768, "warp", None, 64),  # forced: the op's own build
         ("softmax", "float16", 768, None, "warp", 32),
     ]

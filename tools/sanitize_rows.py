@@ -71,15 +71,21 @@ WARPS = [
 ]
 CASES += WARPS
 # rows in the warp layout on builds of as many slot groups a lane as they need (perf-notes
-# r54), selected by ``narrow``: rows of 768 on 24 elements a lane (every lane full), 16-bit
-# layer_norm's 1536 on 48 beside float32 vectors its warps share, 500 on 16 (the last lanes
-# partial), 100 on 4 (float32), a row of a stride
+# r54, r55), selected by ``narrow``: rows of 768 on 24 elements a lane (every lane full), 16-bit
+# layer_norm's 1536 on 48 beside float32 vectors its warps share, 500 on 24 (a padded copy;
+# every lane masked), 100 on 8 (float32), a row of a stride
 NARROW = [
     ("layer_norm", "bfloat16", (9, 768), "contig", None, None),
     ("layer_norm", "float16", (7, 1536), "contig", "vecs32", None),
     ("softmax", "bfloat16", (5, 500), "contig", None, None),
     ("rms_norm_residual", "float16", (7, 768), "contig", None, None),
     ("rms_norm", "float32", (5, 100), "rowstride", None, None),
+    # on a block of 64 threads (r55): 16-bit rows of 1536 on 24 a thread, 1100 (the second
+    # warp's last group idle), 16-bit layer_norm's staged rows of 3000 on 48 beside float32
+    # vectors two row groups share (as where no register rows are)
+    ("softmax", "bfloat16", (5, 1536), "contig", None, None),
+    ("rms_norm_residual", "float16", (7, 1100), "contig", None, None),
+    ("layer_norm", "bfloat16", (7, 3000), "contig", "vecs32", "stagedauto"),
 ]
 CASES += NARROW
 

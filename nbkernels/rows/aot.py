@@ -15,9 +15,10 @@ WIDE_KINDS = ("f16", "bf16")
 #: the register-row layout's kernels (RowConfig "regs"; 16-bit rows on sm_80+), each at 64
 #: elements a thread and, as ``<op>32``, at 32 (rows that fill whole warps of those)
 REGS_OPS = ("layer_norm_regs", "softmax_regs", "rms_norm_regs")
-#: the builds rows in the warp layout take where they need fewer slot groups a lane than the
-#: op's own (config.warp_per_thread, perf-notes r54), checked at 24 elements a lane: rows of
-#: 768, three 16-bit slot groups or six float32 ones
+#: the builds rows on a warp or a 64-thread block take where they need fewer slot groups a
+#: thread than the op's own (config.narrow_per_thread, perf-notes r54-r55), checked at 24
+#: elements a thread: rows of 768 on a warp, 1536 on 64 threads (three 16-bit slot groups or
+#: six float32 ones)
 NARROW_OPS = ("layer_norm", "softmax", "rms_norm", "rms_norm_residual")
 NARROW_PER_THREAD = 24
 
@@ -88,9 +89,9 @@ def dispatch(arch: Arch | None):
     wide = (f"; rows of {WIDE_ROWS[0]:,}-{WIDE_ROWS[1]:,} on GPUs above "
             f"{cfgmod.PER_ROW_MAX_GBPS_PER_SM:g} GB/s of DRAM an SM (the H200): "
             f"rows/rms_norm_wide, {WIDE_PER_THREAD} elements a thread")
-    narrow = (f"; rows of at most 32 x the build's elements a lane (the warp layout) on a "
-              f"build of as many 16-byte slot groups a lane as they need (rows/{{op}}_narrow: "
-              f"rows of 768 on {NARROW_PER_THREAD})")
+    narrow = (f"; rows on a warp or a 64-thread block (at most 64 x the build's elements a "
+              f"thread) on a build of as many 16-byte slot groups a thread as they need "
+              f"(rows/{{op}}_narrow: rows of 768 and 1536 on {NARROW_PER_THREAD})")
     regs = (f"; rows of {cfgmod.REGS_ROWS[0]:,}-{cfgmod.REGS_ROWS[1]:,} on those GPUs"
             f"{{but}}: rows/{{op}}_regs (rows/{{op}}_regs32 where a row fills whole warps of "
             f"32-element threads), the row held in registers, a block a row")

@@ -152,17 +152,33 @@ def choose(n: int, rows: int, sm_count: int, max_threads: int = MAX_THREADS,
     return RowConfig("split", SPLIT_THREADS, 1, -(-n // (SPLIT_THREADS * P)), per_thread=P)
 
 
-def warp_per_thread(n: int, per_thread: int, slot: int) -> int:
-    """Elements a lane holds for rows of ``n`` in the warp layout, where the op's build holds
-    ``per_thread`` and a slot group ``slot`` (16 bytes: 8 16-bit elements, 4 float32): the
-    fewest whole slot groups a lane that cover the row on 32 lanes, at most ``per_thread``
-    (rows longer than a warp of those keep it). A row of 768 takes 24 (every lane full, none
-    masked), where the 16-bit layer_norm build's 64 left every lane 24 of 64 slots and the
-    masked path (perf-notes r54); rows of any length take one of at most
-    ``per_thread / slot`` builds (a build per slot count, never per row length)."""
-    if n > 32 * per_thread:
-        return per_thread
-    return min(per_thread, slot * max(1, -(-n // (32 * slot))))
+def mixed_warps(n: int, threads: int, per_thread: int, slot: int) -> bool:
+    """Whether rows of ``n`` on ``threads`` threads of ``per_thread`` elements leave a warp
+    whose threads run both paths: some full (every slot group below ``n``), some not
+    (``thread_full`` in :func:`device.make_io`; the first ``k`` threads are full)."""
+    k = n // slot - (per_thread // slot - 1) * threads
+    return 0 < k < threads and k % 32 != 0
+
+
+def narrow_per_thread(n: int, per_thread: int, slot: int) -> int:
+    """Elements a thread holds for rows of ``n`` where the op's build holds ``per_thread`` and
+    a slot group ``slot`` (16 bytes: 8 16-bit elements, 4 float32): on the rows that
+    :func:`choose` puts on one warp (at most 32 x ``per_thread``) or on its smallest block of
+    64 threads (at most 64 x ``per_thread``), the fewest whole slot groups a thread that
+    cover the row on those threads and leave no warp running both the full and the masked
+    path (:func:`mixed_warps`), at most ``per_thread``; longer rows keep it. A row of 768 on a
+    warp takes 24 (every lane full, none masked), where the 16-bit layer_norm build's 64 left
+    every lane 24 of 64 slots and the masked path (perf-notes r54); 1536 on 64 threads takes
+    24 rather than 32 (r55); float32 rows of 1100 take 24, every thread masked over 6 groups,
+    not 20, where the first warp's threads split 19 full / 13 masked (r56). Rows of any
+    length take one of at most ``per_thread / slot`` builds (a build per slot count, never per
+    row length), and :func:`choose` keeps the layout it picks at ``per_thread``."""
+    for threads in (32, 64):
+        if n <= threads * per_thread:
+            least = slot * max(1, -(-n // (threads * slot)))
+            return next((p for p in range(least, per_thread, slot)
+                         if not mixed_warps(n, threads, p, slot)), per_thread)
+    return per_thread
 
 
 #: Row lengths the register-row layout takes by itself, where the GPU's DRAM is wide

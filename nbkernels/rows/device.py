@@ -32,8 +32,8 @@ PER_THREAD = 32  # elements a thread stages per buffer by default: 64 B of bf16,
 #: what a kernel may hold instead (its ``nbk_per_thread``), a multiple of 4 up to 64:
 #: layer_norm's 16-bit kernels on sm_80+ stage 64, 128 B a thread as float32's 32 (perf-notes
 #: r13), and so does 16-bit rms_norm's second build (rms_norm_kernel.WIDE_PER_THREAD,
-#: perf-notes r27); rows in the warp layout take builds of as many whole slot groups a lane as
-#: they need (config.warp_per_thread, perf-notes r54)
+#: perf-notes r27); rows on a warp or a 64-thread block take builds of as many whole slot
+#: groups a thread as they need (config.narrow_per_thread, perf-notes r54-r55)
 MAX_PER_THREAD = 64
 MAX_THREADS = 512
 MAX_WARPS = MAX_THREADS // 32

@@ -724,13 +724,13 @@ def wants_regs(call: Call, r: Rows, config, built: bool, auto_rows=None) -> bool
 
 def narrow_per_thread(r: Rows, config, per_thread: int) -> int:
     """Elements a thread holds in the op's build for rows ``r``: ``per_thread`` (the op's
-    own), or, where the op takes the warp layout by itself (no ``config``, no
-    NBKERNELS_ROW_VARIANT, rows of at most 32 x ``per_thread``), as many whole slot groups a
-    lane as the row needs (:func:`config.warp_per_thread`, perf-notes r54). A forced layout
-    keeps the op's build."""
+    own), or, where the op picks the layout by itself (no ``config``, no
+    NBKERNELS_ROW_VARIANT) and the rows go on one warp or on a block of 64 threads, as many
+    whole slot groups a thread as the row needs there (:func:`config.narrow_per_thread`,
+    perf-notes r54, r55). A forced layout keeps the op's build."""
     if config is not None or os.environ.get("NBKERNELS_ROW_VARIANT"):
         return per_thread
-    return cfgmod.warp_per_thread(r.n, per_thread, 16 // r.view.dtype.itemsize)
+    return cfgmod.narrow_per_thread(r.n, per_thread, 16 // r.view.dtype.itemsize)
 
 
 def run_phases(call: Call, kernel, sig, cfg: cfgmod.RowConfig, rows: int, nstat: int, args,

@@ -54,8 +54,8 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
           per_thread_: int | None = None):
     """The kernels for ``kind`` rows with these vectors; ``per_thread_`` elements a thread
     (default :func:`per_thread`; 32 for 16-bit rows: the register-row layout's rows that fill
-    whole warps of 32-element threads, config.regs_config; fewer for rows in the warp layout
-    that need fewer slot groups a lane, config.warp_per_thread)."""
+    whole warps of 32-element threads, config.regs_config; fewer for rows on a warp or a
+    64-thread block that need fewer slot groups a thread, config.narrow_per_thread)."""
     P = per_thread_ or per_thread(kind, sm80)
     io = make_io(kind, sm80, per_thread=P)
     wio = make_io(wkind, sm80, kind, per_thread=P)
@@ -75,8 +75,10 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
     wissue, bissue = wio.issue, bio.issue
     zero = float32(0)
     WARP_ELEMS = float32(32 * P)  # elements of a warp's part of a whole row (or chunk)
-    # exact where 32 * P is a power of two; the narrow builds (24, 40, 48 or 56 elements a
-    # lane, perf-notes r54) run the warp layout only, which does not use it
+    # exact where 32 * P is a power of two; for the narrow builds (24, 40, 48 or 56 elements a
+    # thread, perf-notes r54-r55) rounded once: a relative 2^-24 in a warp's mean, which the
+    # warps' combination then carries into M2 (a block of 64 threads; the warp layout does not
+    # use it)
     RWARP = float32(1 / (32 * P))
     # a ring of 2 at most: with a 4-deep ring's pivots live the float32 kernel spilled
     # (120-136 B on sm_80-sm_90a; `nbkernels compile`, session 5), and 4 measured no faster

@@ -30,8 +30,8 @@ def softmax_ref(x, axis=-1):
 @functools.lru_cache(maxsize=None)
 def build(kind: str, sm80: bool, per_thread: int = PER_THREAD):
     """The kernels for ``kind`` rows; ``per_thread`` (32, or 64 for 16-bit rows on sm_80+:
-    the register-row layout's build, host.wants_regs; fewer for rows in the warp layout that
-    need fewer slot groups a lane, config.warp_per_thread) elements a thread."""
+    the register-row layout's build, host.wants_regs; fewer for rows on a warp or a 64-thread
+    block that need fewer slot groups a thread, config.narrow_per_thread) elements a thread."""
     if per_thread > PER_THREAD and (kind == "f32" or not sm80):
         raise ValueError(f"softmax build: {per_thread} elements a thread needs 16-bit rows on "
                          f"sm_80+, got {kind}, sm80={sm80}")
