@@ -321,6 +321,42 @@ def test_narrow_rows_take_the_build_of_the_slot_groups_they_need():
         assert seen == [want], (op, dt, n, var, env, seen)
 
 
+PADCOPY = r'''
+import json
+import numpy as np
+from nbkernels import arrays
+from nbkernels.rows import padcopy
+rng = np.random.default_rng()
+fails = []
+# (rows, n, dtype, the source's extra columns and offset, the destination's padding): 2-byte
+# units (a 16-bit row of odd bytes, one element off a 4-byte boundary), 4-byte units (float32,
+# and 16-bit rows whose starts and pitches are 4-byte multiples), one row, more rows than
+# a block's 16 and a grid row's, one element
+for rows, n, dt, extra, off, pad in [(37, 197, np.uint16, 3, 1, 3), (5, 2500, np.uint16, 4, 2, 4),
+                                     (3, 1, np.uint16, 2, 1, 7), (20, 33, np.float32, 3, 1, 3),
+                                     (1, 4099, np.uint16, 1, 1, 5), (40, 6, np.uint16, 0, 0, 2)]:
+    src_full = rng.integers(1, 60000, (rows, n + extra)).astype(dt)
+    src = src_full[:, off:off + n]
+    dst_full = np.full((rows, n + pad), 7, dt)
+    dst, before, src_before = dst_full[:, :n], dst_full.copy(), src_full.copy()
+    es = src.itemsize
+    padcopy.copy_rows(arrays.as_view(dst, "d"), arrays.as_view(src, "s"), rows, n * es,
+                      dst_full.shape[1] * es, src_full.shape[1] * es, 0, None)
+    want = before.copy()
+    padcopy.copy_rows_ref(want[:, :n], src)
+    if not (np.array_equal(dst_full, want) and np.array_equal(src_full, src_before)):
+        fails.append([rows, n, str(np.dtype(dt))])
+print("RESULT " + json.dumps(fails))
+'''
+
+
+def test_padded_rows_copy_kernel_in_simulator():
+    """rows/padcopy.py's kernel (the misaligned rows' copies, perf-notes r58): every element
+    of each row copied, the destination's padding and the source untouched, in 2- and 4-byte
+    units."""
+    assert simulated_result(["-c", PADCOPY]) == []
+
+
 IN_PLACE = r'''
 import json, sys
 import numpy as np

@@ -28,7 +28,11 @@ def _build(op: str, kind: str, arch: Arch):
     from . import swiglu_kernel as W
 
     hw = cfgmod.for_arch(arch).sm80
-    if op.endswith("_narrow"):
+    if op == "padcopy":  # the padded rows' copies (kind: u16 or u32 units; perf-notes r58)
+        from . import padcopy as P
+
+        k, sig = P.build(2 if kind == "u16" else 4), P.SIG
+    elif op.endswith("_narrow"):
         base, P = op.removesuffix("_narrow"), NARROW_PER_THREAD
         k, sig = {"layer_norm": lambda: (L.build(kind, kind, kind, hw, True, True, P), L.SIG),
                   "softmax": lambda: (S.build(kind, hw, P), S.SIG),
@@ -63,7 +67,8 @@ def _build(op: str, kind: str, arch: Arch):
 def aot_variants(arch: Arch):
     """Every op x dtype (weights and bias of x's dtype), rms_norm's 64-element build,
     16-bit layer_norm beside float32 weight and bias (its groups share them), the register
-    rows' builds, and the narrow rows' build of 24 elements a lane."""
+    rows' builds, the narrow rows' build of 24 elements a thread, and the copy kernel of
+    misaligned rows' padded copies (2- and 4-byte units)."""
     from ..aot import Variant
 
     return [Variant(f"rows/{op}/{kind}", "sm_75", functools.partial(_build, op, kind))
@@ -76,7 +81,9 @@ def aot_variants(arch: Arch):
          for op in REGS_OPS for p in ("", "32") for kind in WIDE_KINDS] + \
         [Variant(f"rows/{op}_narrow/{kind}", "sm_75", functools.partial(_build, op + "_narrow",
                                                                          kind))
-         for op in NARROW_OPS for kind in KINDS]
+         for op in NARROW_OPS for kind in KINDS] + \
+        [Variant(f"rows/padcopy/{u}", "sm_75", functools.partial(_build, "padcopy", u))
+         for u in ("u16", "u32")]
 
 
 def dispatch(arch: Arch | None):

@@ -125,12 +125,12 @@ def same_rows(a: Rows, b: Rows) -> bool:
 
 
 def _copy_rows(dst, src) -> bool:
-    """Copy ``src`` into ``dst`` (CuPy arrays or torch tensors of one shape and dtype, on one
-    GPU, each of row-major rows: :func:`_row_stride`) as one 2-D copy (cuMemcpy2DAsync, rows x
-    the row's bytes, each side at its own pitch) on the framework's current stream; False where
-    that does not apply and nothing was copied (the framework's own copy then runs). Padded and
-    misaligned rows (an odd 16-bit width) go through here: the frameworks' copies of such
-    strided views moved ~0.3 TB/s on the H200, a tenth of a copy (perf-notes r57)."""
+    """Copy ``src`` into ``dst`` (CuPy arrays or torch tensors of one shape and dtype, on the
+    current GPU, each of row-major rows: :func:`_row_stride`) with :mod:`.padcopy`'s kernel
+    on the framework's current stream; False where that does not apply and nothing was copied
+    (the framework's own copy then runs). Padded and misaligned rows (an odd 16-bit width) go
+    through here: the frameworks' copies of such strided views moved ~0.2 TB/s on the H200
+    (perf-notes r57, r58)."""
     try:
         d, s_ = arrays.as_view(dst, "out"), arrays.as_view(src, "x")
     except Exception:
@@ -140,22 +140,18 @@ def _copy_rows(dst, src) -> bool:
         return False
     ds, ss = _row_stride(d), _row_stride(s_)
     rows = int(np.prod(d.shape[:-1], dtype=np.int64))
-    width = int(d.shape[-1]) * d.dtype.itemsize
+    esz = d.dtype.itemsize
+    width = int(d.shape[-1]) * esz
     if ds is None or ss is None or rows * width == 0 or arrays.current_device() != d.device:
         return False
-    from cuda.bindings import driver as drv
-
-    esz = d.dtype.itemsize
     spitch, dpitch = (ss * esz, ds * esz) if rows > 1 else (width, width)
     if spitch < width or dpitch < width:  # rows that overlap: the framework's copy
         return False
-    p = drv.CUDA_MEMCPY2D()
-    p.srcMemoryType = p.dstMemoryType = drv.CUmemorytype.CU_MEMORYTYPE_DEVICE
-    p.srcDevice, p.dstDevice = s_.ptr, d.ptr
-    p.srcPitch, p.dstPitch = spitch, dpitch
-    p.WidthInBytes, p.Height = width, rows
-    err, = drv.cuMemcpy2DAsync(p, arrays.current_stream_handle(d.framework, d.device))
-    return err == drv.CUresult.CUDA_SUCCESS
+    from . import padcopy
+
+    padcopy.copy_rows(d, s_, rows, width, dpitch, spitch,
+                      arrays.current_stream_handle(d.framework, d.device), device_arch())
+    return True
 
 
 def _padded(v: arrays.ArrayView, copy: bool = True, stream: int = 0):
