@@ -240,3 +240,16 @@ ab_trees() {
     ab_rows_warm_wait
     ab_trees_rounds "$1"
 }
+
+# Session 50: ab_trees_around OPS GPU_TEST_ARGS...: every tree's OPS kernels compiled
+# (ab_trees_warm) while gpu_tests GPU_TEST_ARGS (LIMIT FAULT FILE PYTEST-ARGS...; needs
+# tools/device-pytest.sh) runs on this tree, then ROUNDS (default 2) alternated rounds
+# (ab_trees_rounds)
+ab_trees_around() {
+    local ops=$1
+    shift
+    ab_trees_warm "$ops"
+    gpu_tests "$@"
+    ab_rows_warm_wait
+    ROUNDS=${ROUNDS:-2} ab_trees_rounds "$ops"
+}

@@ -33,3 +33,6 @@ sanitizers() {
 
 row_sanitizer() { sanitizers 200 "tools/sanitize_rows.py $1"; }
 # SANITIZER_EXTRA="synccheck" (session 44): more compute-sanitizer tools after those two
+# the row GPU tests of misaligned, padded and strided rows, streams, overlap and in-place calls
+# (pytest -k; session 50, the padded rows' copies)
+PADDED_ROW_TESTS="misaligned or transposed or 122 or stream or overlap or read_only or in_place or 8191 or 4097 or 5001 or rowstride"

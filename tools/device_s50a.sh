@@ -8,9 +8,6 @@
 export DTYPES=bf16,f32 AB_ROWS_ARGS="--sizes 131072x768,98304x1024,196608x512,65536x1536,8192x8192"
 export AB_TREES="old:_ab/old new:."
 OPS=layer_norm,softmax,rms_norm,rms_norm_residual
-ab_trees_warm $OPS
-gpu_tests 250 230 t_rows.txt -n 14 tests/test_rows_gpu.py
-ab_rows_warm_wait
-ROUNDS=2 ab_trees_rounds $OPS
+ab_trees_around $OPS 250 230 t_rows.txt -n 14 tests/test_rows_gpu.py
 row_sanitizer narrow
 echo "all done at ${SECONDS}s"

@@ -8,10 +8,7 @@
 export DTYPES=bf16,f32 AB_ROWS_ARGS="--sizes 65536x1536,81920x1280,98304x1100,49152x2048"
 export AB_TREES="old:_ab/old new:."
 OPS=layer_norm,softmax,rms_norm,rms_norm_residual
-ab_trees_warm $OPS
-gpu_tests 240 220 t_rows.txt -n 15 tests/test_rows_gpu.py
-ab_rows_warm_wait
-ROUNDS=2 ab_trees_rounds $OPS
+ab_trees_around $OPS 240 220 t_rows.txt -n 15 tests/test_rows_gpu.py
 row_sanitizer narrow
 timeout 110 python3 -m nbkernels.rows.bench --ops $OPS --dtypes bf16 --sizes 131072x768,65536x1536 \
     --json "$out/bench_narrow.json" 2>&1 | grep -v Warning | tail -30

@@ -9,10 +9,7 @@
 export DTYPES=bf16,f32 AB_ROWS_ARGS="--sizes 98304x1100,98304x1000,65536x1536"
 export AB_TREES="old:_ab/old b:_ab/b new:."
 OPS=layer_norm,softmax,rms_norm,rms_norm_residual
-ab_trees_warm $OPS
-NBK_SKIP_LISTED=tools/s50b_passed.txt gpu_tests 230 210 t_rows.txt -n 15 \
+NBK_SKIP_LISTED=tools/s50b_passed.txt ab_trees_around $OPS 230 210 t_rows.txt -n 15 \
     -p tools.pytest_skip_listed tests/test_rows_gpu.py
-ab_rows_warm_wait
-ROUNDS=2 ab_trees_rounds $OPS
 row_sanitizer narrow
 echo "all done at ${SECONDS}s"

@@ -9,11 +9,8 @@
 export DTYPES=bf16 AB_ROWS_ARGS="--sizes 32768x2500,262144x197,4096x50257"
 export AB_TREES="m2d:_ab/m2d new:."
 OPS=softmax,layer_norm,rms_norm_residual
-ab_trees_warm $OPS
-gpu_tests 200 180 t_rows.txt -n 15 tests/test_rows_gpu.py tests/test_array_streams_gpu.py \
-    -k "misaligned or transposed or 122 or stream or overlap or read_only or in_place or 8191 or 4097 or 5001 or rowstride"
-ab_rows_warm_wait
-ROUNDS=2 ab_trees_rounds $OPS
+ab_trees_around $OPS 200 180 t_rows.txt -n 15 tests/test_rows_gpu.py \
+    tests/test_array_streams_gpu.py -k "$PADDED_ROW_TESTS"
 for mode in "" 0 1 4; do
     echo "--- NBKERNELS_ROWS_LOOP=$mode"
     NBKERNELS_ROWS_LOOP=$mode timeout 100 python3 tools/rows_ab_quick.py --ops layer_norm,softmax,rms_norm \

@@ -514,7 +514,7 @@ def _layer_norm(x, weight, bias, eps, *, out, stream=None, config, named, key, p
     if host.wants_regs(call, X, config, hw and X.kind != "f32") and config is None:
         config = regs_config(X.n, (PER_THREAD, P))  # rows filling whole warps if they can
         P = config.per_thread
-    else:  # narrow rows: as many slot groups a lane as they need (perf-notes r54)
+    else:  # narrow rows: the slot groups a thread they need (perf-notes r54-r56)
         P = host.narrow_per_thread(X, config, P)
     kern = build(X.kind, wk, bk, hw, W is not None, B is not None, P)
     cfg = call.config(X, config, kern)

@@ -18,11 +18,12 @@ from numba import cuda, int64, types, uint32, uint64
 
 from .. import runner
 from ..intrinsics import memory as M
+from .host import BYTES
 
 THREADS = 256  # columns (units) a block covers
 UNROLL = 16  # rows a thread moves at once: 16 loads in flight before its stores
 MAX_GRID_Y = 65535
-SIG = (types.Array(types.uint8, 1, "C"),) * 2 + (types.int64,) * 4
+SIG = (BYTES,) * 2 + (types.int64,) * 4
 
 
 def copy_rows_ref(dst, src):

@@ -252,7 +252,7 @@ def _softmax(x, *, out, stream=None, config, named, key, ptrs):
     if regs and config is None:
         config = regs_config(X.n, (PER_THREAD, REGS_PER_THREAD))
         P = config.per_thread
-    elif not regs:  # narrow rows: as many slot groups a lane as they need (perf-notes r54)
+    elif not regs:  # narrow rows: the slot groups a thread they need (perf-notes r54-r56)
         P = host.narrow_per_thread(X, config, P)
     kern = build(X.kind, hw, P)
     cfg = call.config(X, config, kern)
