@@ -122,7 +122,7 @@ CASES += [("softmax", dt, (64, 768), "contig", sp, None) for dt in ("bfloat16", 
 # and on a block of 64 threads (r55): rows of 1536 on 24 a thread in every op and dtype, 1100
 # and 1280 (idle or partial groups in the second warp), a row stride; 16-bit layer_norm's
 # staged rows of 2049-4096 (the H100's side: NBKERNELS_ROWS_LOOP set, as no register rows)
-# on 40 and 48 a thread, its two warps exchanging, the vectors its groups share
+# on 48 and 56 a thread (r56), its two warps exchanging, the vectors its groups share
 CASES += [(op, dt, (3001, 1536), "contig", None, None)
           for op in ("rms_norm", "rms_norm_residual", "layer_norm", "softmax") for dt in DTYPES]
 CASES += [(op, dt, (301, n), lay, None, None)
