@@ -8,6 +8,9 @@
 #   ab_warm DIR BENCH-ARGS...          compile only (background it; collect with wait $pids)
 #   ab_small_calls LIMIT_S   tools/host_parts.py --calls on the tree under _ab/old and on this
 #                            checkout, alternated twice (small calls, perf-notes h4, h5)
+# gpu_tests, row_sanitizer and PADDED_ROW_TESTS (tools/device-pytest.sh), which ab_rows_op and
+# ab_trees_around call: sourced here, so a device script sources the preamble and this file only
+. tools/device-pytest.sh
 ab_tree() { if [ "$1" = . ]; then echo "$PWD"; else echo "$PWD/$1"; fi; }
 
 ab_cache() { if [ "$1" = "$PWD" ]; then echo "$NBKERNELS_CACHE_DIR"; else echo "$1/.nbk_cache"; fi; }
@@ -61,7 +64,6 @@ ab_small_calls() {
 #                        round a function ab_after_round ROUND runs where the caller defined one
 #   ab_rows_op OP TEST_N the three around this tree's OP GPU tests (pytest -n TEST_N -k OP) and
 #                        compute-sanitizer on OP's cases of tools/sanitize_rows.py (session 31)
-# Need tools/device-pytest.sh for gpu_tests and row_sanitizer.
 ab_rows_warm() { AB_TREES="old:_ab/old new:." ab_trees_warm "$1"; }
 
 ab_rows_warm_wait() {
@@ -175,7 +177,7 @@ lnv_rounds() {
     done
 }
 #   lnv_warm_and_test DIR...   lnv_warm DIR..., beside this tree's layer_norm GPU tests and the
-#                              named-barrier probe (gpu_tests: needs tools/device-pytest.sh), then
+#                              named-barrier probe (gpu_tests), then
 #                              the warm-up waited for
 lnv_warm_and_test() {
     lnv_warm "$@"
@@ -242,8 +244,8 @@ ab_trees() {
 }
 
 # Session 50: ab_trees_around OPS GPU_TEST_ARGS...: every tree's OPS kernels compiled
-# (ab_trees_warm) while gpu_tests GPU_TEST_ARGS (LIMIT FAULT FILE PYTEST-ARGS...; needs
-# tools/device-pytest.sh) runs on this tree, then ROUNDS (default 2) alternated rounds
+# (ab_trees_warm) while gpu_tests GPU_TEST_ARGS (LIMIT FAULT FILE PYTEST-ARGS...) runs on
+# this tree, then ROUNDS (default 2) alternated rounds
 # (ab_trees_rounds)
 ab_trees_around() {
     local ops=$1

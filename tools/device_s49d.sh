@@ -4,7 +4,6 @@
 # opaque zero), nr (new + layer_norm's 32-element register rows at 48 registers); then
 # compute-sanitizer on this tree's register-row cases.
 . tools/device-preamble.sh
-. tools/device-pytest.sh
 . tools/ab-lib.sh
 export DTYPES=bf16,f16 AB_ROWS_ARGS="--sizes 8192x8192,32768x4096,32768x3072,32768x4000,32768x2500"
 export AB_TREES="old:_ab/old new:. nf:_ab/nf nr:_ab/nr"

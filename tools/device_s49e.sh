@@ -3,7 +3,6 @@
 # rounds, layer_norm in bf16, f16 and f32: 7ab10db (old), this tree (new), t2all (new with
 # two_sums for whole rows too); then compute-sanitizer on the register-row and whole-warp cases.
 . tools/device-preamble.sh
-. tools/device-pytest.sh
 . tools/ab-lib.sh
 export DTYPES=bf16,f16,f32 AB_ROWS_ARGS="--sizes 8192x8192,32768x4096,32768x4000,16384x5000,131072x768"
 export AB_TREES="old:_ab/old new:. t2all:_ab/t2all"

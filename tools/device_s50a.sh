@@ -3,7 +3,6 @@
 # on builds of the slot groups they need), two rounds, the four norm ops at narrow widths and
 # 8192^2 (unchanged builds); then compute-sanitizer on the narrow rows' cases.
 . tools/device-preamble.sh
-. tools/device-pytest.sh
 . tools/ab-lib.sh
 export DTYPES=bf16,f32 AB_ROWS_ARGS="--sizes 131072x768,98304x1024,196608x512,65536x1536,8192x8192"
 export AB_TREES="old:_ab/old new:."

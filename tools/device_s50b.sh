@@ -3,7 +3,6 @@
 # 64-thread blocks), two rounds, the four norm ops at rows of 1100-2048; compute-sanitizer on the
 # narrow rows' cases; the issue's benchmark (torch and CuPy peers) at rows of 768 and 1536.
 . tools/device-preamble.sh
-. tools/device-pytest.sh
 . tools/ab-lib.sh
 export DTYPES=bf16,f32 AB_ROWS_ARGS="--sizes 65536x1536,81920x1280,98304x1100,49152x2048"
 export AB_TREES="old:_ab/old new:."

@@ -4,7 +4,6 @@
 # cover), this tree (new: no warp split between full and masked threads); two rounds at rows of
 # 1100, 1000 and 1536; compute-sanitizer on the narrow rows' cases.
 . tools/device-preamble.sh
-. tools/device-pytest.sh
 . tools/ab-lib.sh
 export DTYPES=bf16,f32 AB_ROWS_ARGS="--sizes 98304x1100,98304x1000,65536x1536"
 export AB_TREES="old:_ab/old b:_ab/b new:."

@@ -3,7 +3,6 @@
 # stream tests, while both trees compile; then the session's start (old) against this tree at
 # rows whose 16-bit width is no multiple of 8, two rounds.
 . tools/device-preamble.sh
-. tools/device-pytest.sh
 . tools/ab-lib.sh
 export DTYPES=bf16 AB_ROWS_ARGS="--sizes 32768x2500,262144x197,4096x50257"
 export AB_TREES="old:_ab/old new:."

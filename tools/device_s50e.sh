@@ -4,7 +4,6 @@
 # width is no multiple of 8, two rounds; then, measurement only, this tree's 16-bit rows on a
 # warp under each NBKERNELS_ROWS_LOOP.
 . tools/device-preamble.sh
-. tools/device-pytest.sh
 . tools/ab-lib.sh
 export DTYPES=bf16 AB_ROWS_ARGS="--sizes 32768x2500,262144x197,4096x50257"
 export AB_TREES="m2d:_ab/m2d new:."
