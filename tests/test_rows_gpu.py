@@ -134,6 +134,18 @@ CASES += [(op, dt, (301, n), lay, None, None)
 CASES += [("layer_norm", dt, s, "contig", sp, "stagedauto") for dt in ("bfloat16", "float16")
           for s, sp in (((3001, 3000), None), ((301, 2500), "firsts"), ((601, 3072), "vecs32"),
                         ((64, 2600), "nonfinite"), ((64, 4000), "equal"))]
+# softmax on rows that do not start 16-byte aligned, read and written where they are (perf-notes
+# r59: a width that is no 16-byte multiple; the contiguous table's 122 and 12290 too): rows on
+# a warp (197: ViT's tokens), a 64-thread block (777), a block (3001), staged or in registers
+# (4099, 8191), split with every head (50257: GPT-2's vocabulary; a row's last chunk empty
+# where its head is short), a forced split; their values
+CASES += [("softmax", dt, s, "contig", sp, var) for dt in DTYPES
+          for s, sp, var in (((4097, 197), None, None), ((301, 777), "big", None),
+                             ((37, 3001), "near1e4", None), ((64, 4099), None, None),
+                             ((64, 8191), "nonfinite", None), ((9, 50257), None, None),
+                             ((37, 3001), "huge", "split256"))]
+CASES += [("softmax", dt, (37, 5001), "contig", sp, "regsauto") for dt in ("bfloat16", "float16")
+          for sp in (None, "equal")]
 CASES += [("softmax", dt, (64, 8000), "contig", sp, "regs") for dt in ("bfloat16", "float16")
           for sp in ("big", "huge", "near1e4", "warpinf")]
 CASES += [("layer_norm", dt, (300, 8192), "contig", sp, "regs") for dt in ("bfloat16", "float16")
@@ -259,6 +271,66 @@ def test_out_overlapping_x_shifted_by_a_row(op):
         m = mismatch(f"{op} out=x shifted by a row ({'repeat' if attempt else 'first'} call)",
                      buf[1:].get(), ref(xh), "float16")
         assert m is None, m
+
+
+@pytest.mark.parametrize("fw", ["cupy", "torch"])
+@pytest.mark.parametrize("dt, rows, n, lay", [("bfloat16", 4097, 197, "base1"),
+                                              ("float16", 9, 50257, "base1"),
+                                              ("bfloat16", 301, 4099, "stride3"),
+                                              ("float32", 1001, 777, "base1"),
+                                              ("float32", 37, 3001, "stride3")])
+def test_misaligned_softmax_in_place_and_into_an_out_laid_out_alike(fw, dt, rows, n, lay):
+    """softmax on rows that start off a 16-byte boundary (one element into the buffer, or
+    rows n + 3 apart), in place and into an out laid out as x (perf-notes r59: a shifted
+    build, no padded copy): the result, the buffers' elements outside the rows unchanged (the
+    rows before's, the gaps), x unchanged where out is another array; three calls, so the
+    repeat calls replay the recorded launch on new data."""
+    pytest.importorskip(fw)
+    import nbkernels
+    from nbkernels.rows import host, softmax_ref
+
+    from .row_cases import _layout
+
+    rng = np.random.default_rng()
+    size = rows * (n + 3) + 1
+
+    def laid(buf):
+        if lay == "base1":
+            return buf[1: 1 + rows * n].reshape(rows, n)
+        return buf[: rows * (n + 3)].reshape(rows, n + 3)[:, :n]
+
+    inside = np.zeros(size, bool)
+    first = 1 if lay == "base1" else 0
+    inside[first + np.arange(rows)[:, None] * (n if lay == "base1" else n + 3)
+           + np.arange(n)[None, :]] = True
+    pads = []
+    padded = host._padded
+    host._padded = lambda *a, **k: pads.append(1) or padded(*a, **k)
+    try:
+        for attempt in range(3):
+            for where in ("in place", "out"):
+                xh = (rng.standard_normal(size) * 3).astype(DTYPES[dt])
+                xbuf = _layout(xh, "contig", fw)
+                x = laid(xbuf)
+                want = softmax_ref(laid(xh))
+                if where == "in place":
+                    obuf, oh = xbuf, xh
+                    y = nbkernels.softmax(x, out=x)
+                else:
+                    oh = np.full(size, np.nan, DTYPES[dt])
+                    obuf = _layout(oh, "contig", fw)
+                    y = nbkernels.softmax(x, out=laid(obuf))
+                label = f"{fw} {dt} {rows}x{n} {lay} {where} call {attempt}"
+                got = to_numpy(obuf)
+                m = mismatch(label, to_numpy(y), want, dt)
+                assert m is None, m
+                assert np.array_equal(got[~inside], oh[~inside], equal_nan=True), \
+                    f"{label}: elements outside out's rows changed"
+                if where == "out":
+                    assert np.array_equal(to_numpy(xbuf), xh), f"{label}: x changed"
+    finally:
+        host._padded = padded
+    assert not pads, f"{len(pads)} padded copies, expected none (rows worked on in place)"
 
 
 def test_softmax_other_axis_torch():

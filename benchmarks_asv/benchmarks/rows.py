@@ -17,9 +17,10 @@ DTYPES = ("f16", "bf16", "f32")
 # a decode step's activations; a large prefill batch; a model width whose rows do not fill
 # power-of-two blocks (50-64% of copy before session 47's register rows, perf-notes r45); a
 # narrow model width (BERT-base, GPT-2: 16-bit layer_norm 36% of copy before session 50's
-# narrow builds, r54); ViT-B's attention rows of 197 (misaligned in 16 bits: the padded copies,
-# 5-10% before session 50's copy kernel, r57-r58)
-SHAPES = ("64x4096", "8192x8192", "16384x5120", "131072x768", "262144x197")
+# narrow builds, r54); ViT-B's attention rows of 197 and GPT-2's vocabulary of 50,257
+# (misaligned in 16 bits: softmax works on them in place since session 51, r59; the other ops
+# through the padded copies, 5-10% of copy before session 50's copy kernel, r57-r58)
+SHAPES = ("64x4096", "8192x8192", "16384x5120", "131072x768", "262144x197", "4096x50257")
 COPY_BYTES = 1 << 30
 
 # elements read + written per call, for M rows of N: (x, weight, out), (x, weight, bias, out),

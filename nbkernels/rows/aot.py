@@ -21,6 +21,13 @@ REGS_OPS = ("layer_norm_regs", "softmax_regs", "rms_norm_regs")
 #: six float32 ones)
 NARROW_OPS = ("layer_norm", "softmax", "rms_norm", "rms_norm_residual")
 NARROW_PER_THREAD = 24
+#: softmax's builds for rows that need not start 16-byte aligned, worked on in place
+#: (softmax_kernel.build's ``shifted``, perf-notes r59): its main kernel (the looping layouts),
+#: its split rows' kernel and, 16-bit on sm_80+, its register-row kernel at 64 a thread
+SHIFTED_OPS = ("softmax_shifted", "softmax_shifted_split", "softmax_shifted_regs")
+#: kernels of an op's split rows apart from its main kernel (softmax_kernel.build's
+#: ``nbk_split``: perf-notes r59)
+SPLIT_OPS = ("softmax_split",)
 
 
 def _build(op: str, kind: str, arch: Arch):
@@ -48,6 +55,14 @@ def _build(op: str, kind: str, arch: Arch):
         k, sig = L.build(kind, "f32", "f32", hw, True, True), L.SIG
     elif op == "softmax":
         k, sig = S.build(kind, hw), S.SIG
+    elif op == "softmax_split":
+        k, sig = S.build(kind, hw).nbk_split, S.SIG
+    elif op == "softmax_shifted":
+        k, sig = S.build(kind, hw, cfgmod.PER_THREAD, True), S.SIG
+    elif op == "softmax_shifted_split":
+        k, sig = S.build(kind, hw, cfgmod.PER_THREAD, True).nbk_split, S.SIG
+    elif op == "softmax_shifted_regs":
+        k, sig = S.build(kind, hw, cfgmod.REGS_PER_THREAD, True).nbk_regs, S.SIG
     elif op.removesuffix("32") in REGS_OPS:  # the register-row kernels (16-bit, sm_80+; r43-r45)
         P = cfgmod.PER_THREAD if op.endswith("32") else cfgmod.REGS_PER_THREAD
         base = op.removesuffix("32")
@@ -67,8 +82,9 @@ def _build(op: str, kind: str, arch: Arch):
 def aot_variants(arch: Arch):
     """Every op x dtype (weights and bias of x's dtype), rms_norm's 64-element build,
     16-bit layer_norm beside float32 weight and bias (its groups share them), the register
-    rows' builds, the narrow rows' build of 24 elements a thread, and the copy kernel of
-    misaligned rows' padded copies (2- and 4-byte units)."""
+    rows' builds, the narrow rows' build of 24 elements a thread, softmax's split rows'
+    kernel, its shifted builds (misaligned rows in place), and the copy kernel of misaligned rows' padded copies (2-
+    and 4-byte units)."""
     from ..aot import Variant
 
     return [Variant(f"rows/{op}/{kind}", "sm_75", functools.partial(_build, op, kind))
@@ -82,6 +98,11 @@ def aot_variants(arch: Arch):
         [Variant(f"rows/{op}_narrow/{kind}", "sm_75", functools.partial(_build, op + "_narrow",
                                                                          kind))
          for op in NARROW_OPS for kind in KINDS] + \
+        [Variant(f"rows/{op}/{kind}", "sm_75", functools.partial(_build, op, kind))
+         for op in SPLIT_OPS + SHIFTED_OPS[:2] for kind in KINDS] + \
+        [Variant(f"rows/softmax_shifted_regs/{kind}", "sm_80",
+                 functools.partial(_build, "softmax_shifted_regs", kind))
+         for kind in WIDE_KINDS] + \
         [Variant(f"rows/padcopy/{u}", "sm_75", functools.partial(_build, "padcopy", u))
          for u in ("u16", "u32")]
 
@@ -102,7 +123,12 @@ def dispatch(arch: Arch | None):
     regs = (f"; rows of {cfgmod.REGS_ROWS[0]:,}-{cfgmod.REGS_ROWS[1]:,} on those GPUs"
             f"{{but}}: rows/{{op}}_regs (rows/{{op}}_regs32 where a row fills whole warps of "
             f"32-element threads), the row held in registers, a block a row")
+    shifted = ("; misaligned rows (a width that is no 16-byte multiple, an offset start) in "
+               "place where out's rows lie as x's: rows/softmax_shifted, "
+               "rows/softmax_shifted_split for split rows and rows/softmax_shifted_regs for "
+               "the register rows")
     return [(op, DTYPE[k], f"rows/{op}", why[hw or k != "bf16"] +
+             (shifted if op == "softmax" else "") +
              (narrow.format(op=op) if op in NARROW_OPS else "") +
              (wide if hw and op == "rms_norm" and k in WIDE_KINDS else "") +
              (regs.format(op=op, but=" but rows of 8,192" if op == "rms_norm" else "")
@@ -170,10 +196,14 @@ class RowCase:
 
 def validate_cases(target: Arch):
     # 37 x 3000: block layout; 2 x 40000: split layout (two passes); 300 x 100: warp layout
-    # (a build of one slot group a lane), 300 x 768 (24 elements a lane: rows/<op>_narrow)
+    # (a build of one slot group a lane), 300 x 768 (24 elements a lane: rows/<op>_narrow);
+    # softmax on misaligned rows in place (rows/softmax_shifted): 300 x 197 (warps), 4 x 50257
+    # (split; 16-bit rows of odd width start at every offset)
     wide = [RowCase(target, "rms_norm_wide", k, 37, 5000) for k in WIDE_KINDS] + \
         [RowCase(target, op, k, 37, 5000) for op in REGS_OPS for k in WIDE_KINDS] \
         if cfgmod.for_arch(target).sm80 else []
     return [RowCase(target, op, k, r, n) for op in OPS for k in KINDS
             for r, n in ((300, 100), (37, 3000), (2, 40000))] + \
-        [RowCase(target, op, k, 300, 768) for op in NARROW_OPS for k in KINDS] + wide
+        [RowCase(target, op, k, 300, 768) for op in NARROW_OPS for k in KINDS] + \
+        [RowCase(target, "softmax", k, r, n) for k in KINDS for r, n in ((300, 197),
+                                                                         (4, 50257))] + wide

@@ -11,8 +11,10 @@ pass over the row: the row is read from global memory once.
 Elements sit in slot groups of ``S`` (16 bytes of the row's dtype): group ``j`` of thread
 ``t`` holds elements ``(j * G + t) * S .. + S - 1``, so consecutive threads move consecutive
 16-byte words. Every row must start 16-byte aligned: the host side gives misaligned rows a
-padded copy (:mod:`.host`), the slower safe path. Elements past the chunk's end are zero-filled
-by ``cp.async`` and never stored.
+padded copy (:mod:`.host`), the slower safe path, but where a kernel is built ``shifted``
+(softmax's): that one works on a misaligned row from the 16-byte boundary before it, masking
+the head (``store_group_from`` writes none of it). Elements past the chunk's end are
+zero-filled by ``cp.async`` and never stored.
 """
 from __future__ import annotations
 
@@ -255,6 +257,21 @@ def make_io(kind: str, sm80: bool, row_kind: str | None = None,
             else:
                 for k in range(E):
                     st1(g + k * esz, slot_bits(tmp, q * E + k), k < left)
+
+    @dev
+    def gstore_from(addr, lo, m, t, G, j, tmp):
+        """:func:`gstore` of only the elements ``lo`` to ``m`` (a shifted row's first group
+        holds the row before's last elements: perf-notes r59)."""
+        for q in range(GW // 4):
+            e = (j * G + t) * S + q * E
+            g = addr + e * esz
+            left, below = int32(m - e), int32(lo - e)
+            if left >= E and below <= 0:
+                M.st_global_v4(uint64(g), (tmp[q * 4], tmp[q * 4 + 1], tmp[q * 4 + 2],
+                                           tmp[q * 4 + 3]))
+            else:
+                for k in range(E):
+                    st1(g + k * esz, slot_bits(tmp, q * E + k), k < left and k >= below)
 
     @dev
     def gaddr(sh, base, t, G, j):
@@ -516,6 +533,13 @@ def make_io(kind: str, sm80: bool, row_kind: str | None = None,
         store_words(addr, m, t, G, j, full_row, words)
 
     @dev
+    def store_group_from(addr, lo, m, t, G, j, vals, o):
+        """:func:`store_group`'s masked path for the elements ``lo`` to ``m`` only."""
+        words = cuda.local.array(GW, uint32)
+        pack_group(vals, o, words)
+        gstore_from(addr, lo, m, opaque(t), opaque(G), j, words)
+
+    @dev
     def count(t, G, m):
         """How many of this thread's elements lie in the ``m`` (a prefix of its order).
         In 32 bits: ``m`` is at most a group's capacity (G * per_thread)."""
@@ -549,6 +573,7 @@ def make_io(kind: str, sm80: bool, row_kind: str | None = None,
                            get=get, put=put, first=first, elem=elem, gw=GW, groups=V, slot=S,
                            words=per_thread * esz // 4, load_group=load_group,
                            load_row=load_row, gload_row=gload_row, store_group=store_group,
+                           store_group_from=store_group_from,
                            pack_group=pack_group,
                            unpack_group=unpack_group, store_words=store_words,
                            count=count, thread_full=thread_full, vector_group=vector_group,

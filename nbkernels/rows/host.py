@@ -62,10 +62,20 @@ class Rows:
     stride: int  # elements from one row to the next
     user: Any  # the caller's object
     temp: bool = False  # an output computed into a temporary and copied into ``user``
+    #: rows that need not start 16-byte aligned, worked on in place by a shifted build
+    #: (softmax_kernel.build's ``shifted``; Call.rows's ``shift``)
+    shifted: bool = False
 
     @property
     def kind(self):
         return KIND_OF[self.view.dtype]
+
+    def planned(self) -> "Rows":
+        """The rows a layout is planned for: a shifted row is worked on from the 16-byte
+        boundary before it, up to ``S - 1`` elements more (``S``: elements in 16 bytes)."""
+        if not self.shifted:
+            return self
+        return replace(self, n=self.n + 16 // self.view.dtype.itemsize - 1)
 
 
 def _row_stride(v):
@@ -92,6 +102,24 @@ def _aligned(v: arrays.ArrayView, rows: int, stride: int) -> bool:
 
 def _address(v: arrays.ArrayView) -> int:
     return v.obj.__array_interface__["data"][0] if v.host else v.ptr
+
+
+def may_shift(config) -> bool:
+    """Whether an op that has shifted builds may run misaligned rows in place: where it picks
+    the layout itself, or the layout forced is sized from the row (a split one's chunks,
+    NBKERNELS_ROW_VARIANT=regs's block): a shifted row needs up to ``S - 1`` elements more
+    than ``n``, which a warp or block forced for ``n`` may not hold (padded copies then)."""
+    if config is not None:
+        return config.variant == "split"
+    return os.environ.get("NBKERNELS_ROW_VARIANT") in (None, "", "split", "regs")
+
+
+def _heads_match(a: Rows, v: arrays.ArrayView, stride: int) -> bool:
+    """Every row of ``v`` (rows of ``stride`` elements, ``a``'s count and item size) lies as
+    many bytes past a 16-byte boundary as ``a``'s row of the same index."""
+    esz = v.dtype.itemsize
+    return (_address(a.view) - _address(v)) % 16 == 0 and (
+        a.rows <= 1 or ((a.stride - stride) * esz) % 16 == 0)
 
 
 def rows_meet(a: Rows, b: Rows) -> bool:
@@ -218,13 +246,17 @@ class Call:
                                  f"as the first array argument ({where(self.first)})")
         return v
 
-    def rows(self, obj, name, like: Rows | None = None, n: int | None = None) -> Rows:
-        """A row-major operand: ``like``'s shape and dtype when given."""
-        r = self._rows(obj, name, like, n)
+    def rows(self, obj, name, like: Rows | None = None, n: int | None = None,
+             shift: bool = False) -> Rows:
+        """A row-major operand: ``like``'s shape and dtype when given. ``shift``: rows that
+        do not start 16-byte aligned come back ``shifted`` (worked on in place by a shifted
+        build) rather than copied into padded rows."""
+        r = self._rows(obj, name, like, n, shift)
         self.inputs.append((name, r))
         return r
 
-    def _rows(self, obj, name, like: Rows | None = None, n: int | None = None) -> Rows:
+    def _rows(self, obj, name, like: Rows | None = None, n: int | None = None,
+              shift: bool | Rows = False) -> Rows:
         v = self._view(obj, name)
         if v.dtype not in KIND_OF:
             raise TypeError(f"{self.who}: {name} dtype must be float16, bfloat16 or float32, "
@@ -242,6 +274,9 @@ class Call:
         stride = _row_stride(v)
         rows = int(np.prod(v.shape[:-1], dtype=np.int64))
         if stride is None or not _aligned(v, rows, stride):
+            if shift and stride is not None and _address(v) % v.dtype.itemsize == 0 and (
+                    shift is True or _heads_match(shift, v, stride)):
+                return Rows(v, rows, int(v.shape[-1]), stride, obj, shifted=True)
             self.replayable = False  # the copy is per call: no replay
             v = arrays.as_view(_padded(v), name)
             stride = _row_stride(v)
@@ -273,6 +308,9 @@ class Call:
             if _aligned(v, like.rows, shape[-1]):
                 self.allocs.append((name, shape, like.view.dtype))
                 return Rows(v, like.rows, shape[-1], shape[-1], made)
+            if like.shifted and _heads_match(like, v, shape[-1]):  # rows that lie as x's
+                self.allocs.append((name, shape, like.view.dtype))
+                return Rows(v, like.rows, shape[-1], shape[-1], made, shifted=True)
             # rows of n elements are not 16-byte multiples: compute into padded rows, then copy
             # them into the result (a numba or CUDA-array-interface result is the padded view
             # itself: those objects have no strided copy)
@@ -282,7 +320,7 @@ class Call:
             if v.framework in ("numba", "cai"):
                 return Rows(pv, like.rows, shape[-1], _row_stride(pv), padded)
             return Rows(pv, like.rows, shape[-1], _row_stride(pv), made, True)
-        out = self._rows(obj, name, like, n)
+        out = self._rows(obj, name, like, n, like if like.shifted else False)
         mine = out if out.view.obj is obj else self._user_rows(obj)  # as given, not a copy
         arrays.check_writable(mine.view, name, self.who)
         for other, r in self.outputs:
@@ -300,6 +338,17 @@ class Call:
             pv = arrays.as_view(_padded(out.view, copy=False), name)
             out = Rows(pv, like.rows, shape[-1], _row_stride(pv), obj, True)
         return out
+
+    def unshift(self, x: Rows, y: Rows) -> Rows:
+        """``x``, or where it is shifted and ``y`` is not (an output whose rows do not lie as
+        x's: a shifted build reads and writes with one offset a row), its padded copy."""
+        if not x.shifted or y.shifted:
+            return x
+        self.replayable = False  # the copy is per call: no replay
+        v = arrays.as_view(_padded(x.view), self.who)
+        r = Rows(v, x.rows, x.n, _row_stride(v), x.user)
+        self.inputs = [(n, r if q is x else q) for n, q in self.inputs]
+        return r
 
     def _result_stream(self) -> int:
         """The raw stream a numba result is bound to (:func:`runner.empty`): the ``stream=``
@@ -777,9 +826,10 @@ def run_phases(call: Call, kernel, sig, cfg: cfgmod.RowConfig, rows: int, nstat:
         block = cfg.threads * cfg.rows_per_block
         smem = block * kernel.nbk_row_bytes  # one buffer, vectors read from global memory
         ws, _keep = call.workspace(rows * cfg.chunks * nstat)
+        split = getattr(kernel, "nbk_split", None)  # a kernel of its own (softmax's shifted)
         for phase in (1, 2):
-            call.launch(kernel, sig, cfg.grid(rows), block, args(phase, 1, ws), tags + ("ws",),
-                        key_parts, smem)
+            call.launch(split or kernel, sig, cfg.grid(rows), block, args(phase, 1, ws),
+                        tags + ("ws",), key_parts + (("split",) if split else ()), smem)
         return
     unused = np.zeros(1, np.float32) if call.sim else runner.DeviceBuf(runner.scratch(), 1, 4)
     if cfg.variant == "regs":  # a block a row, the row in registers (kernel.nbk_regs)

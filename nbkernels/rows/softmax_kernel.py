@@ -28,10 +28,19 @@ def softmax_ref(x, axis=-1):
 
 
 @functools.lru_cache(maxsize=None)
-def build(kind: str, sm80: bool, per_thread: int = PER_THREAD):
+def build(kind: str, sm80: bool, per_thread: int = PER_THREAD, shifted: bool = False):
     """The kernels for ``kind`` rows; ``per_thread`` (32, or 64 for 16-bit rows on sm_80+:
     the register-row layout's build, host.wants_regs; fewer for rows on a warp or a 64-thread
-    block that need fewer slot groups a thread, config.narrow_per_thread) elements a thread."""
+    block that need fewer slot groups a thread, config.narrow_per_thread) elements a thread.
+
+    ``shifted``: rows that need not start 16-byte aligned (16-bit rows of a width that is no
+    multiple of 8, float32 ones of no multiple of 4: host.Call.rows with ``shift``), read and
+    written in place instead of through padded copies (perf-notes r59). A row whose start
+    lies ``h`` elements past a 16-byte boundary is worked on as the ``n + h`` elements from
+    that boundary, its first ``h`` (the row before's last ones, or bytes before the array in
+    its allocation) read but masked and never written; ``y``'s rows must lie as many
+    elements past a boundary as ``x``'s (the host checks it). Its layout is planned for
+    ``n + S - 1`` elements."""
     if per_thread > PER_THREAD and (kind == "f32" or not sm80):
         raise ValueError(f"softmax build: {per_thread} elements a thread needs 16-bit rows on "
                          f"sm_80+, got {kind}, sm80={sm80}")
@@ -39,12 +48,38 @@ def build(kind: str, sm80: bool, per_thread: int = PER_THREAD):
     issue, wait, load_row, store_group, count = (io.issue, io.wait, io.load_row,
                                                  io.store_group, io.count)
     thread_full = io.thread_full
-    gload_row = io.gload_row
+    gload_row, store_from = io.gload_row, io.store_group_from
     P, esz, V, S, NW = per_thread, ELEMENT_BYTES[kind], io.groups, io.slot, io.words
     # the 64-element build writes in two loops of at most 4 groups (layer_norm's write_row:
     # a loop of 8 LLVM left rolled, and the row's registers went to the stack)
     H = min(V, 4) if P > PER_THREAD else V
     zero = float32(0)
+    LOG2_ESZ = esz.bit_length() - 1
+
+    @dev
+    def head(addr):
+        """Elements of the row at ``addr`` before it, from its 16-byte boundary (0, a
+        constant, in a build for aligned rows)."""
+        if shifted:
+            return (addr & 15) >> LOG2_ESZ
+        return int64(0)
+
+    @dev
+    def head_slots(h, t, first_chunk):
+        """Slots of this thread's share before the row starts: group 0 of thread 0 of a
+        row's first chunk holds the ``h`` elements of the head."""
+        return uint32(h) if t == 0 and first_chunk else uint32(0)
+
+    @dev
+    def drop_head(xv, cl):
+        """The head's ``cl`` slots as -inf: out of the max, and exp(-inf - max) = 0 in the
+        sum (a row whose max is -inf is NaN throughout, as NumPy's). The head's thread then
+        takes the full path (masking its slots there, as a partial thread's, cost a warp
+        both paths and the split kernel 11-48 registers: perf-notes r59)."""
+        if shifted:
+            for e in range(S):
+                if e < cl:
+                    xv[e] = NEG_INF
 
     @dev
     def row_stats(t, G, m, full, red, slot, xv):
@@ -81,22 +116,35 @@ def build(kind: str, sm80: bool, per_thread: int = PER_THREAD):
         return mx, group_sum(s0 + s1, G, red, slot + 1)
 
     @dev
-    def write_row(xv, t, G, m, scale, full, yrow):
-        """y = xv * scale, stored."""
+    def store_part(yrow, cl, m, t, G, j, xv):
+        """Group ``j`` of a partial thread: the elements below ``m`` and, in a shifted
+        build, none of the head's ``cl``."""
+        if shifted:
+            store_from(yrow, cl, m, t, G, j, xv, j * S)
+        else:
+            store_group(yrow, m, t, G, j, False, xv, j * S)
+
+    @dev
+    def write_row(xv, t, G, m, scale, full, yrow, cl):
+        """y = xv * scale, stored; not the head's ``cl`` slots (thread 0's group 0 of a
+        shifted row's first chunk: the row before's last elements)."""
         if full:
             for j in range(H):
                 scale_group(xv, j, scale)
-                store_group(yrow, m, t, G, j, True, xv, j * S)
+                if shifted and j == 0 and cl > 0:  # a full thread's group: all below m
+                    store_from(yrow, cl, S, t, G, 0, xv, 0)
+                else:
+                    store_group(yrow, m, t, G, j, True, xv, j * S)
             for j in range(H, V):
                 scale_group(xv, j, scale)
                 store_group(yrow, m, t, G, j, True, xv, j * S)
         else:
             for j in range(H):
                 scale_group(xv, j, scale)
-                store_group(yrow, m, t, G, j, False, xv, j * S)
+                store_part(yrow, cl, m, t, G, j, xv)
             for j in range(H, V):
                 scale_group(xv, j, scale)
-                store_group(yrow, m, t, G, j, False, xv, j * S)
+                store_part(yrow, cl, m, t, G, j, xv)
 
     @dev
     def scale_group(xv, j, scale):
@@ -110,38 +158,49 @@ def build(kind: str, sm80: bool, per_thread: int = PER_THREAD):
     @dev
     def stage(sm, xs, row, t, G, c):
         xa, ya, sx, sy, n, red = c
-        issue(sm, xs, xa + row * sx * esz, n, t, G)
+        xrow = xa + row * sx * esz
+        h = head(xrow)
+        issue(sm, xs, xrow - h * esz, n + h, t, G)
         return zero
 
     @dev
     def work(sm, xs, vb, row, it, pivot, t, G, c):
         xa, ya, sx, sy, n, red = c
-        full = thread_full(t, G, n)  # loop-invariant: hoisted
-        n = opaque(n)  # the partial groups' masks: computed in their branch, per row
+        h = head(xa + row * sx * esz)  # 0 unless shifted
+        cl = head_slots(h, t, True)
+        m = n + h
+        full = thread_full(t, G, n)  # loop-invariant, hoisted: full at n, full at n + h
+        m = opaque(m)  # the partial groups' masks: computed in their branch, per row
         xv = cuda.local.array(P, float32)
         load_row(sm, xs, t, G, xv)
-        mx, s = row_stats(t, G, n, full, red, 0, xv)  # two reductions a row: slots 0
-        write_row(xv, t, G, n, rcp_ftz(s), full, ya + row * sy * esz)  # and 1 suffice
+        drop_head(xv, cl)
+        mx, s = row_stats(t, G, m, full, red, 0, xv)  # two reductions a row: slots 0
+        write_row(xv, t, G, m, rcp_ftz(s), full, ya + (row * sy - h) * esz, cl)  # and 1
 
     loop = make_loop(io, prologue, stage, work)
 
-    @cuda.jit
-    def softmax_kernel(X, Y, n, rows, sx, sy, phase, G, chunks, nbuf, WS):
-        red = cuda.shared.array((4, MAX_WARPS), float32)
-        sm = staging_base(cuda.shared.array(0, uint32))
-        xa, ya = int64(M.gmem_addr(X, 0)), int64(M.gmem_addr(Y, 0))
-        if phase == 0:  # whole rows, blocks looping over them
-            loop(sm, G, rows, nbuf, NW, 0, (xa, ya, sx, sy, n, red))
-            return
-        # split rows: block b is chunk b % chunks of row b // chunks
+    @dev
+    def split_phase(sm, red, xa, ya, n, rows, sx, sy, phase, G, chunks, WS):
+        """Phases 1 and 2 of a split row (:func:`host.run_phases`)."""
+        # block b is chunk b % chunks of row b // chunks
         row, c, t, c0, m = locate(phase, G, chunks, n, P)
         if row >= rows:
             return
+        h = head(xa + row * sx * esz)  # 0 unless shifted
+        if shifted:  # chunks of the n + h elements from the row's boundary (planned for
+            m = min(n + h - c0, G * P)  # n + S - 1: a row's last chunk may be empty)
+            if m <= 0:
+                if phase == 1 and t == 0:
+                    WS[2 * (row * chunks + c)] = NEG_INF
+                    WS[2 * (row * chunks + c) + 1] = zero
+                return
+        cl = head_slots(h, t, c == 0)
         xv = cuda.local.array(P, float32)
-        issue(sm, 0, xa + (row * sx + c0) * esz, m, t, G)
+        issue(sm, 0, xa + (row * sx + c0 - h) * esz, m, t, G)
         wait()
         if phase == 1:
             load_row(sm, 0, t, G, xv)
+            drop_head(xv, cl)
             cmx, cs = row_stats(t, G, m, thread_full(t, G, m), red, 0, xv)
             if t == 0:
                 WS[2 * (row * chunks + c)] = cmx
@@ -158,10 +217,33 @@ def build(kind: str, sm80: bool, per_thread: int = PER_THREAD):
             s += WS[2 * (row * chunks + i) + 1] * fast_exp(mi - mx) if mi != NEG_INF else zero
         s = group_sum(s, G, red, 3)
         load_row(sm, 0, t, G, xv)
+        drop_head(xv, cl)
         cnt = count(t, G, m)
         for e in range(P):  # padding (zero-filled) is not stored; it must not overflow
             xv[e] = fast_exp(xv[e] - mx) if e < cnt else zero
-        write_row(xv, t, G, m, rcp_ftz(s), cnt == P, ya + (row * sy + c0) * esz)
+        write_row(xv, t, G, m, rcp_ftz(s), cnt == P, ya + (row * sy + c0 - h) * esz, cl)
+
+
+    @cuda.jit
+    def softmax_kernel(X, Y, n, rows, sx, sy, phase, G, chunks, nbuf, WS):
+        red = cuda.shared.array((4, MAX_WARPS), float32)
+        sm = staging_base(cuda.shared.array(0, uint32))
+        xa, ya = int64(M.gmem_addr(X, 0)), int64(M.gmem_addr(Y, 0))
+        # whole rows, blocks looping over them (phase 0; split rows: softmax_split)
+        loop(sm, G, rows, nbuf, NW, 0, (xa, ya, sx, sy, n, red))
+
+    @cuda.jit
+    def softmax_split(X, Y, n, rows, sx, sy, phase, G, chunks, nbuf, WS):
+        """Split rows (phases 1 and 2): a kernel of their own, with the registers they need
+        (sm_90a: 60-64 where the main kernel's loop holds 76-79, 95 in a shifted build: 4
+        blocks of 256 threads an SM instead of 3 or 2; perf-notes r59). The arguments are
+        the main kernel's; ``nbuf`` is unused."""
+        red = cuda.shared.array((4, MAX_WARPS), float32)
+        sm = staging_base(cuda.shared.array(0, uint32))
+        xa, ya = int64(M.gmem_addr(X, 0)), int64(M.gmem_addr(Y, 0))
+        split_phase(sm, red, xa, ya, n, rows, sx, sy, phase, G, chunks, WS)
+
+    softmax_split.nbk_launch_bounds = (MAX_THREADS, 1)
 
     @cuda.jit
     def softmax_regs(X, Y, n, rows, sx, sy, phase, G, chunks, nbuf, WS):
@@ -175,11 +257,15 @@ def build(kind: str, sm80: bool, per_thread: int = PER_THREAD):
             return
         t = int64(cuda.threadIdx.x)
         xa, ya = int64(M.gmem_addr(X, 0)), int64(M.gmem_addr(Y, 0))
-        full = thread_full(t, G, n)
+        h = head(xa + row * sx * esz)  # 0 unless shifted
+        cl = head_slots(h, t, True)
+        m = n + h
+        full = thread_full(t, G, m)
         xv = cuda.local.array(P, float32)
-        gload_row(xa + row * sx * esz, n, t, G, xv, full)
-        mx, s = row_stats(t, G, n, full, red, 0, xv)
-        write_row(xv, t, G, n, rcp_ftz(s), full, ya + row * sy * esz)
+        gload_row(xa + (row * sx - h) * esz, m, t, G, xv, full)
+        drop_head(xv, cl)
+        mx, s = row_stats(t, G, m, full, red, 0, xv)
+        write_row(xv, t, G, m, rcp_ftz(s), full, ya + (row * sy - h) * esz, cl)
 
     softmax_regs.nbk_launch_bounds = (MAX_THREADS, 1)
 
@@ -190,6 +276,7 @@ def build(kind: str, sm80: bool, per_thread: int = PER_THREAD):
     # 16-bit rows on sm_80+ also run in registers, a block a row (host.wants_regs; the
     # 64-element build by default)
     softmax_kernel.nbk_regs = softmax_regs if sm80 and kind != "f32" else None
+    softmax_kernel.nbk_split = softmax_split
     softmax_kernel.nbk_per_thread = P
     softmax_kernel.nbk_row_bytes = NW * 4  # staged per thread per buffer
     softmax_kernel.nbk_vec_bytes = 0
@@ -243,19 +330,21 @@ def _softmax(x, *, out, stream=None, config, named, key, ptrs):
     if host.needs_device_copy(x, out):
         return host.via_device(lambda x: softmax(x, config=config), {"x": x}, {"out": out}, "softmax")
     call = host.Call("softmax", stream)
-    X = call.rows(x, "x")
+    X = call.rows(x, "x", shift=host.may_shift(config))  # misaligned rows in place (r59)
     Y = call.output(out, "out", X)
+    X = call.unshift(X, Y)
+    R = X.planned()  # what the layout must hold: a shifted row from its 16-byte boundary
     hw = for_arch(call.arch()).sm80
     can = hw and X.kind != "f32"
-    regs = host.wants_regs(call, X, config, can)
+    regs = host.wants_regs(call, R, config, can)
     P = REGS_PER_THREAD if regs and can else PER_THREAD
     if regs and config is None:
-        config = regs_config(X.n, (PER_THREAD, REGS_PER_THREAD))
+        config = regs_config(R.n, (PER_THREAD, REGS_PER_THREAD))
         P = config.per_thread
     elif not regs:  # narrow rows: the slot groups a thread they need (perf-notes r54-r56)
-        P = host.narrow_per_thread(X, config, P)
-    kern = build(X.kind, hw, P)
-    cfg = call.config(X, config, kern)
+        P = host.narrow_per_thread(R, config, P)
+    kern = build(X.kind, hw, P, X.shifted)
+    cfg = call.config(R, config, kern)
     xb, yb = call.buf(X), call.buf(Y)
 
     def args(phase, nbuf, ws):
@@ -263,7 +352,7 @@ def _softmax(x, *, out, stream=None, config, named, key, ptrs):
                 np.int64(phase), np.int64(cfg.threads), np.int64(cfg.chunks), np.int64(nbuf), ws]
 
     host.run_phases(call, kern, SIG, cfg, X.rows, NSTAT, args,
-                    ("x", "out") + (None,) * 8, ("softmax", X.kind, hw, P))
+                    ("x", "out") + (None,) * 8, ("softmax", X.kind, hw, P, X.shifted))
     host.remember(key, call, ("out",), named, ptrs)
     return call.finish(Y)
 
