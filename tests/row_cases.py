@@ -19,6 +19,9 @@ DTYPES = {"float32": np.float32, "float16": np.float16, "bfloat16": ml_dtypes.bf
 TOLERANCES = {"float32": 2e-5, "float16": 2e-3, "bfloat16": 1.6e-2}
 VARIANTS = {None: None, "warp": RowConfig("warp", 32, 4), "block": RowConfig("block", 64),
             "split": RowConfig("split", 32), "split256": RowConfig("split", 256),
+            # the split layout's two passes where softmax would stage the row whole
+            # (ENV_VARIANTS: NBKERNELS_SPLIT_PASSES=2; perf-notes r62)
+            "split2p": RowConfig("split", 32), "split256_2p": RowConfig("split", 256),
             # blocks looping over rows: fewer blocks than rows, rings of 1, 2 or 4 buffers
             "loop1": RowConfig("block", 64, blocks=3, buffers=1),
             "loop2": RowConfig("block", 64, blocks=2, buffers=2),
@@ -169,14 +172,18 @@ def make(op, dtype, shape, layout, special, rng, fw="numpy"):
     raise ValueError(op)
 
 
-#: variants run with no config and environment variables set: "regsauto", the register-row
-#: layout as the automatic choice takes it (NBKERNELS_ROW_VARIANT=regs; config.regs_config: the
-#: fewest whole warps covering the row, at the build leaving fewer elements past its end);
-#: "stagedauto", the staged layouts the automatic choice takes where no register rows are
-#: (NBKERNELS_ROWS_LOOP=2: the H100's side for 16-bit rows of 2049-8192, the narrow rows'
-#: builds on 64 threads, perf-notes r55)
+#: variants run with environment variables set (and no config, but for the split ones):
+#: "regsauto", the register-row layout as the automatic choice takes it
+#: (NBKERNELS_ROW_VARIANT=regs; config.regs_config: the fewest whole warps covering the row, at
+#: the build leaving fewer elements past its end); "stagedauto", the staged layouts the
+#: automatic choice takes where no register rows are (NBKERNELS_ROWS_LOOP=2: the H100's side
+#: for 16-bit rows of 2049-8192, the narrow rows' builds on 64 threads, perf-notes r55);
+#: "split2p" and "split256_2p", the split configs with their two passes where softmax would
+#: stage the row whole (NBKERNELS_SPLIT_PASSES=2, r62)
 ENV_VARIANTS = {"regsauto": {"NBKERNELS_ROW_VARIANT": "regs"},
-                "stagedauto": {"NBKERNELS_ROWS_LOOP": "2"}}
+                "stagedauto": {"NBKERNELS_ROWS_LOOP": "2"},
+                "split2p": {"NBKERNELS_SPLIT_PASSES": "2"},
+                "split256_2p": {"NBKERNELS_SPLIT_PASSES": "2"}}
 
 
 def call(op, args, kwargs, outs, variant):

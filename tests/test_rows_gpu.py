@@ -146,6 +146,18 @@ CASES += [("softmax", dt, s, "contig", sp, var) for dt in DTYPES
                              ((37, 3001), "huge", "split256"))]
 CASES += [("softmax", dt, (37, 5001), "contig", sp, "regsauto") for dt in ("bfloat16", "float16")
           for sp in (None, "equal")]
+# split rows that shared memory holds whole, two blocks an SM, staged whole, a block a row
+# (perf-notes r62; enough rows: 2 x the SMs): 3 chunks of 16-bit rows of 20000, 7 of 50257
+# (misaligned: shifted), 2 of float32 rows of 12000, their values; float32 rows of 40000 (five
+# chunks, 160 KB: two passes), and the two passes forced where the row would fit
+CASES += [("softmax", dt, (300, n), "contig", sp, var)
+          for dt, n, sp, var in (("bfloat16", 20000, None, None), ("float16", 20000, "big", None),
+                                 ("bfloat16", 50257, "nonfinite", None),
+                                 ("float16", 50257, None, None), ("float32", 12000, None, None),
+                                 ("float32", 12000, "near1e4", None),
+                                 ("float32", 40000, None, None),
+                                 ("bfloat16", 20000, "huge", "split256_2p"),
+                                 ("float32", 12001, None, "split256_2p"))]
 CASES += [("softmax", dt, (64, 8000), "contig", sp, "regs") for dt in ("bfloat16", "float16")
           for sp in ("big", "huge", "near1e4", "warpinf")]
 CASES += [("layer_norm", dt, (300, 8192), "contig", sp, "regs") for dt in ("bfloat16", "float16")

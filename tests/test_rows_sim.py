@@ -24,7 +24,14 @@ CASES += [(op, dt, shape, lay, None, var) for op, dt, (shape, lay, var) in itert
         ((2, 700), "contig", "split"),  # 22 chunks of 32 threads: both passes
         ((1, 2), "contig", "split"),  # one chunk of a split layout
     ])]
-CASES += [("softmax", "float32", (4, 90), "contig", "nonfinite", v) for v in (None, "split")]
+CASES += [("softmax", "float32", (4, 90), "contig", "nonfinite", v)
+          for v in (None, "split", "split2p")]
+# softmax's split rows staged whole (perf-notes r62: what "split" takes now where shared
+# memory holds the row) and in two passes ("split2p"): chunks of 1024, a misaligned row's
+# head in chunk 0 and an empty last chunk, values near float32's limit
+CASES += [("softmax", dt, shape, "contig", sp, v) for v in ("split", "split2p")
+          for dt, shape, sp in (("bfloat16", (8, 2045), None), ("float32", (3, 2500), "huge"),
+                                ("float16", (3, 3001), "nonfinite"))]
 CASES += [("layer_norm", "float32", (4, 90), "contig", "nonfinite", "split"),
           ("rms_norm", "bfloat16", (4, 90), "contig", "nonfinite", None),
           ("swiglu", "float16", (4, 90), "contig", "nonfinite", None),

@@ -104,12 +104,16 @@ def main():
                         [(x, w, w) for x in xs])
                 t, _ = bench.time_events(fn, sets, a.reps)
                 pc = bench.bytes_moved(op, rows, n, dtype.itemsize) / t / bw
+                # the last loop or register-row launch's plan (split phases leave none: a
+                # process whose first size is split rows has none to print)
                 plan = dict(host.LAST_PLAN)
+                host.LAST_PLAN.clear()
                 out["rows"].append({"op": op, "dtype": dt, "shape": [rows, n], "us": t * 1e6,
                                     "of_copy": pc, "plan": plan})
+                where = (f"[{plan['blocks']}x{plan['threads']}, {plan['buffers']} buf, "
+                         f"{plan['regs']} regs, {plan.get('layout')}]" if plan else "[split]")
                 print(f"{op:11s} {dt:4s} {rows}x{n} {t * 1e6:7.1f} us {100 * pc:5.1f}% of copy "
-                      f"[{plan['blocks']}x{plan['threads']}, {plan['buffers']} buf, "
-                      f"{plan['regs']} regs] at {time.perf_counter() - t0:.0f} s", flush=True)
+                      f"{where} at {time.perf_counter() - t0:.0f} s", flush=True)
             del xs, ups, x0
             cupy.get_default_memory_pool().free_all_blocks()
     save_json(a.json, out)

@@ -91,7 +91,8 @@ NARROW = [
 CASES += NARROW
 # softmax on misaligned rows worked on where they are (perf-notes r59), selected by
 # ``shifted``: rows on a warp, on a block (registers on the H200), split with a row's last
-# chunk empty where its head is short, float32; and the padded copies' kernel
+# chunk empty where its head is short, float32, split rows staged whole (r62); and the padded
+# copies' kernel
 # (rows/padcopy.py) of the ops that still copy: 2-byte units (rms_norm + residual at 197) and
 # 4-byte ones (float32 layer_norm of a row stride)
 SHIFTED = [
@@ -99,6 +100,9 @@ SHIFTED = [
     ("softmax", "float16", (5, 4099), "contig", None, None),
     ("softmax", "bfloat16", (4, 50257), "contig", None, None),
     ("softmax", "float32", (3, 20001), "contig", None, None),
+    # split rows staged whole, a block a row (r62): 3 chunks; 7, misaligned
+    ("softmax", "bfloat16", (300, 20000), "contig", None, None),
+    ("softmax", "float16", (300, 50257), "contig", None, None),
     ("rms_norm_residual", "bfloat16", (9, 197), "contig", None, None),
     ("layer_norm", "float32", (5, 1002), "rowstride", None, None),
 ]

@@ -23,11 +23,13 @@ NARROW_OPS = ("layer_norm", "softmax", "rms_norm", "rms_norm_residual")
 NARROW_PER_THREAD = 24
 #: softmax's builds for rows that need not start 16-byte aligned, worked on in place
 #: (softmax_kernel.build's ``shifted``, perf-notes r59): its main kernel (the looping layouts),
-#: its split rows' kernel and, 16-bit on sm_80+, its register-row kernel at 64 a thread
-SHIFTED_OPS = ("softmax_shifted", "softmax_shifted_split", "softmax_shifted_regs")
+#: its split rows' kernels (two passes; the row staged whole) and, 16-bit on sm_80+, its
+#: register-row kernel at 64 a thread
+SHIFTED_OPS = ("softmax_shifted", "softmax_shifted_split", "softmax_shifted_whole",
+               "softmax_shifted_regs")
 #: kernels of an op's split rows apart from its main kernel (softmax_kernel.build's
-#: ``nbk_split``: perf-notes r59)
-SPLIT_OPS = ("softmax_split",)
+#: ``nbk_split``, perf-notes r59, and ``nbk_whole``, the row staged whole, r62)
+SPLIT_OPS = ("softmax_split", "softmax_whole")
 
 
 def _build(op: str, kind: str, arch: Arch):
@@ -57,10 +59,14 @@ def _build(op: str, kind: str, arch: Arch):
         k, sig = S.build(kind, hw), S.SIG
     elif op == "softmax_split":
         k, sig = S.build(kind, hw).nbk_split, S.SIG
+    elif op == "softmax_whole":
+        k, sig = S.build(kind, hw).nbk_whole, S.SIG
     elif op == "softmax_shifted":
         k, sig = S.build(kind, hw, cfgmod.PER_THREAD, True), S.SIG
     elif op == "softmax_shifted_split":
         k, sig = S.build(kind, hw, cfgmod.PER_THREAD, True).nbk_split, S.SIG
+    elif op == "softmax_shifted_whole":
+        k, sig = S.build(kind, hw, cfgmod.PER_THREAD, True).nbk_whole, S.SIG
     elif op == "softmax_shifted_regs":
         k, sig = S.build(kind, hw, cfgmod.REGS_PER_THREAD, True).nbk_regs, S.SIG
     elif op.removesuffix("32") in REGS_OPS:  # the register-row kernels (16-bit, sm_80+; r43-r45)
@@ -82,9 +88,9 @@ def _build(op: str, kind: str, arch: Arch):
 def aot_variants(arch: Arch):
     """Every op x dtype (weights and bias of x's dtype), rms_norm's 64-element build,
     16-bit layer_norm beside float32 weight and bias (its groups share them), the register
-    rows' builds, the narrow rows' build of 24 elements a thread, softmax's split rows'
-    kernel, its shifted builds (misaligned rows in place), and the copy kernel of misaligned rows' padded copies (2-
-    and 4-byte units)."""
+    rows' builds, the narrow rows' build of 24 elements a thread, softmax's kernels of split
+    rows (two passes, and the row staged whole) and its shifted builds (misaligned rows in
+    place), and the copy kernel of misaligned rows' padded copies (2- and 4-byte units)."""
     from ..aot import Variant
 
     return [Variant(f"rows/{op}/{kind}", "sm_75", functools.partial(_build, op, kind))
@@ -99,7 +105,7 @@ def aot_variants(arch: Arch):
                                                                          kind))
          for op in NARROW_OPS for kind in KINDS] + \
         [Variant(f"rows/{op}/{kind}", "sm_75", functools.partial(_build, op, kind))
-         for op in SPLIT_OPS + SHIFTED_OPS[:2] for kind in KINDS] + \
+         for op in SPLIT_OPS + SHIFTED_OPS[:3] for kind in KINDS] + \
         [Variant(f"rows/softmax_shifted_regs/{kind}", "sm_80",
                  functools.partial(_build, "softmax_shifted_regs", kind))
          for kind in WIDE_KINDS] + \
@@ -125,8 +131,9 @@ def dispatch(arch: Arch | None):
             f"32-element threads), the row held in registers, a block a row")
     shifted = ("; misaligned rows (a width that is no 16-byte multiple, an offset start) in "
                "place where out's rows lie as x's: rows/softmax_shifted, "
-               "rows/softmax_shifted_split for split rows and rows/softmax_shifted_regs for "
-               "the register rows")
+               "rows/softmax_shifted_split and _whole for split rows and "
+               "rows/softmax_shifted_regs for the register rows; split rows that shared "
+               "memory holds whole, two blocks an SM, staged whole: rows/softmax_whole")
     return [(op, DTYPE[k], f"rows/{op}", why[hw or k != "bf16"] +
              (shifted if op == "softmax" else "") +
              (narrow.format(op=op) if op in NARROW_OPS else "") +

@@ -825,6 +825,15 @@ def run_phases(call: Call, kernel, sig, cfg: cfgmod.RowConfig, rows: int, nstat:
     if cfg.variant == "split":
         block = cfg.threads * cfg.rows_per_block
         smem = block * kernel.nbk_row_bytes  # one buffer, vectors read from global memory
+        whole = getattr(kernel, "nbk_whole", None)  # the row staged whole (softmax's)
+        if whole is not None and whole_fits(call, cfg, smem * cfg.chunks, rows):
+            LAST_PLAN.update(who=call.who, blocks=rows, threads=block, buffers=cfg.chunks,
+                             smem=smem * cfg.chunks, regs=None, layout="whole")
+            unused = np.zeros(1, np.float32) if call.sim else \
+                runner.DeviceBuf(runner.scratch(), 1, 4)
+            call.launch(whole, sig, rows, block, args(3, 1, unused), tags + (None,),
+                        key_parts + ("whole",), smem * cfg.chunks)
+            return
         ws, _keep = call.workspace(rows * cfg.chunks * nstat)
         split = getattr(kernel, "nbk_split", None)  # a kernel of its own (softmax's shifted)
         for phase in (1, 2):
@@ -840,6 +849,20 @@ def run_phases(call: Call, kernel, sig, cfg: cfgmod.RowConfig, rows: int, nstat:
         return
     call.loop_launch(kernel, sig, cfg, cfg.grid(rows), lambda nbuf: args(0, nbuf, unused),
                      tags + (None,), key_parts)
+
+
+def whole_fits(call: Call, cfg: cfgmod.RowConfig, smem: int, rows: int) -> bool:
+    """Whether a split layout's rows run staged whole, a block a row (``nbk_whole``: x read
+    once where the split phases read it twice; perf-notes r62): the row's chunks (``smem``
+    bytes) fit one block's shared memory with two such blocks an SM (one alone leaves its SM
+    idle while it waits for its row), and the rows fill the GPU's SMs twice over (fewer rows
+    keep the split's blocks a chunk). NBKERNELS_SPLIT_PASSES=2 keeps the two passes."""
+    if os.environ.get("NBKERNELS_SPLIT_PASSES") == "2":
+        return False
+    sms, max_smem = device_limits()
+    lim = cfgmod.SmLimits() if call.sim else sm_limits()
+    per_block = smem + cfgmod.STATIC_SMEM + lim.reserved_smem
+    return smem <= max_smem and 2 * per_block <= lim.smem and (call.sim or rows >= 2 * sms)
 
 
 # --- how many blocks stay resident ------------------------------------------------------------

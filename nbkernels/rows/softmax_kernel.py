@@ -245,6 +245,92 @@ def build(kind: str, sm80: bool, per_thread: int = PER_THREAD, shifted: bool = F
 
     softmax_split.nbk_launch_bounds = (MAX_THREADS, 1)
 
+    @dev
+    def chunk_len(ne, c, G):
+        """Elements of chunk ``c`` (of ``G * P``) in a row of ``ne``; 0 or less past it."""
+        return min(ne - c * G * P, G * P)
+
+    @dev
+    def chunk_values(sm, c, t, G, m, cl, xv):
+        """Chunk ``c`` of the staged row into ``xv``, the head's slots (chunk 0) -inf; the
+        slots this thread holds below ``m``."""
+        load_row(sm, c * G * NW, t, G, xv)
+        if c == 0:
+            drop_head(xv, cl)
+        return count(t, G, m)
+
+    @cuda.jit
+    def softmax_whole(X, Y, n, rows, sx, sy, phase, G, chunks, nbuf, WS):
+        """Rows of the split layout that shared memory holds whole (RowConfig "split" with
+        ``whole``: host.run_phases): a block a row stages all its ``chunks`` chunks at once,
+        then reads them back from shared memory twice (the max and the sum in one online
+        pass, then the output): x is read from global memory once (the split phases read it
+        twice; perf-notes r62).
+        The arguments are the main kernel's; ``phase``, ``nbuf`` and ``WS`` are unused."""
+        red = cuda.shared.array((4, MAX_WARPS), float32)
+        sm = staging_base(cuda.shared.array(0, uint32))
+        row = int64(cuda.blockIdx.x)
+        if row >= rows:
+            return
+        t = int64(cuda.threadIdx.x)
+        xa, ya = int64(M.gmem_addr(X, 0)), int64(M.gmem_addr(Y, 0))
+        h = head(xa + row * sx * esz)  # 0 unless shifted
+        ne, cl = n + h, head_slots(h, t, True)
+        xrow, yrow = xa + (row * sx - h) * esz, ya + (row * sy - h) * esz
+        for c in range(chunks):  # every chunk's copies in flight at once
+            m = chunk_len(ne, c, G)
+            if m > 0:
+                issue(sm, c * G * NW, xrow + c * G * P * esz, m, t, G)
+        wait()
+        xv = cuda.local.array(P, float32)
+        # one pass for the max and the sum: this thread's running max and its sum of
+        # exp(x - that max), rescaled when a chunk raises it (a pass for the max alone cost
+        # 16-bit rows a third more instructions: instruction-bound, perf-notes r62)
+        tm, ts = NEG_INF, zero
+        for c in range(chunks):
+            m = chunk_len(ne, c, G)
+            if m > 0:
+                cnt = chunk_values(sm, c, t, G, m, cl, xv)
+                cm = NEG_INF
+                if cnt == P:
+                    for e in range(P):
+                        cm = max(cm, xv[e])
+                else:
+                    for e in range(P):
+                        cm = max(cm, xv[e] if e < cnt else NEG_INF)
+                nm = max(tm, cm)
+                if nm != NEG_INF:  # all -inf so far: nothing to add (-inf - -inf is NaN)
+                    s0 = ts * fast_exp(tm - nm) if tm != NEG_INF else zero
+                    s1 = zero
+                    if cnt == P:
+                        for e in range(0, P, 2):
+                            s0 += fast_exp(xv[e] - nm)
+                            s1 += fast_exp(xv[e + 1] - nm)
+                    else:
+                        for e in range(0, P, 2):  # padding may overflow: selected away
+                            e0, e1 = fast_exp(xv[e] - nm), fast_exp(xv[e + 1] - nm)
+                            s0 += e0 if e < cnt else zero
+                            s1 += e1 if e + 1 < cnt else zero
+                    ts = s0 + s1
+                tm = nm
+        mx = group_max(tm, G, red, 0)
+        scale = rcp_ftz(group_sum(ts * fast_exp(tm - mx) if tm != NEG_INF else zero, G, red,
+                                  1))
+        for c in range(chunks):
+            m = chunk_len(ne, c, G)
+            if m > 0:
+                cnt = chunk_values(sm, c, t, G, m, cl, xv)
+                if cnt == P:
+                    for e in range(P):
+                        xv[e] = fast_exp(xv[e] - mx)
+                else:
+                    for e in range(P):
+                        xv[e] = fast_exp(xv[e] - mx) if e < cnt else zero
+                write_row(xv, t, G, m, scale, cnt == P, yrow + c * G * P * esz,
+                          cl if c == 0 else uint32(0))
+
+    softmax_whole.nbk_launch_bounds = (MAX_THREADS, 1)
+
     @cuda.jit
     def softmax_regs(X, Y, n, rows, sx, sy, phase, G, chunks, nbuf, WS):
         """The register-row layout (RowConfig "regs"): block b of ``G`` threads computes row
@@ -277,6 +363,7 @@ def build(kind: str, sm80: bool, per_thread: int = PER_THREAD, shifted: bool = F
     # 64-element build by default)
     softmax_kernel.nbk_regs = softmax_regs if sm80 and kind != "f32" else None
     softmax_kernel.nbk_split = softmax_split
+    softmax_kernel.nbk_whole = softmax_whole
     softmax_kernel.nbk_per_thread = P
     softmax_kernel.nbk_row_bytes = NW * 4  # staged per thread per buffer
     softmax_kernel.nbk_vec_bytes = 0
