@@ -198,6 +198,7 @@ def test_env_switches_follow_a_replaced_environ(monkeypatch):
 
 def test_row_key_changes_with_switches_aliasing_and_target(monkeypatch):
     monkeypatch.delenv("NBKERNELS_ROWS_LOOP", raising=False)
+    monkeypatch.delenv("NBKERNELS_SPLIT_PASSES", raising=False)
     key_fn = host.key_function("rms_norm", ("x", "weight", "out"))
     x, w, out = FakeCupy((8, 64)), FakeCupy((64,), ptr=1 << 24), FakeCupy((8, 64), ptr=1 << 28)
     args = (x, w, out)
@@ -207,6 +208,9 @@ def test_row_key_changes_with_switches_aliasing_and_target(monkeypatch):
     assert key_fn(args, (float, None))[0] != key
     monkeypatch.delenv("NBKERNELS_ROWS_LOOP")
     assert key_fn(args, (float, None))[0] == key
+    monkeypatch.setenv("NBKERNELS_SPLIT_PASSES", "2")  # softmax's split rows: two passes
+    assert key_fn(args, (float, None))[0] != key
+    monkeypatch.delenv("NBKERNELS_SPLIT_PASSES")
     assert key_fn(args, (np.float32, None))[0] != key  # the op's own extra: eps's type here
     in_place, _ = key_fn((x, w, x), (float, None))
     assert in_place != key

@@ -624,7 +624,8 @@ _FAST: dict = {}
 _FAST_LOCK = threading.Lock()
 
 
-_SWITCHES = repeat.EnvSwitches("NBKERNELS_ROW_VARIANT", "NBKERNELS_ROWS_LOOP")
+_SWITCHES = repeat.EnvSwitches("NBKERNELS_ROW_VARIANT", "NBKERNELS_ROWS_LOOP",
+                               "NBKERNELS_SPLIT_PASSES")
 
 
 def key_function(who: str, names: tuple, scalars: tuple = ()):
@@ -835,7 +836,7 @@ def run_phases(call: Call, kernel, sig, cfg: cfgmod.RowConfig, rows: int, nstat:
                         key_parts + ("whole",), smem * cfg.chunks)
             return
         ws, _keep = call.workspace(rows * cfg.chunks * nstat)
-        split = getattr(kernel, "nbk_split", None)  # a kernel of its own (softmax's shifted)
+        split = getattr(kernel, "nbk_split", None)  # a kernel of its own (softmax's)
         for phase in (1, 2):
             call.launch(split or kernel, sig, cfg.grid(rows), block, args(phase, 1, ws),
                         tags + ("ws",), key_parts + (("split",) if split else ()), smem)

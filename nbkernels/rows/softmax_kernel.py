@@ -74,8 +74,8 @@ def build(kind: str, sm80: bool, per_thread: int = PER_THREAD, shifted: bool = F
     def drop_head(xv, cl):
         """The head's ``cl`` slots as -inf: out of the max, and exp(-inf - max) = 0 in the
         sum (a row whose max is -inf is NaN throughout, as NumPy's). The head's thread then
-        takes the full path (masking its slots there, as a partial thread's, cost a warp
-        both paths and the split kernel 11-48 registers: perf-notes r59)."""
+        takes the full path (masked there as a partial thread's slots are, it made every
+        row's first warp run both paths: perf-notes r59)."""
         if shifted:
             for e in range(S):
                 if e < cl:
