@@ -830,9 +830,7 @@ def run_phases(call: Call, kernel, sig, cfg: cfgmod.RowConfig, rows: int, nstat:
         if whole is not None and whole_fits(call, cfg, smem * cfg.chunks, rows):
             LAST_PLAN.update(who=call.who, blocks=rows, threads=block, buffers=cfg.chunks,
                              smem=smem * cfg.chunks, regs=None, layout="whole")
-            unused = np.zeros(1, np.float32) if call.sim else \
-                runner.DeviceBuf(runner.scratch(), 1, 4)
-            call.launch(whole, sig, rows, block, args(3, 1, unused), tags + (None,),
+            call.launch(whole, sig, rows, block, args(3, 1, _unused(call)), tags + (None,),
                         key_parts + ("whole",), smem * cfg.chunks)
             return
         ws, _keep = call.workspace(rows * cfg.chunks * nstat)
@@ -841,7 +839,7 @@ def run_phases(call: Call, kernel, sig, cfg: cfgmod.RowConfig, rows: int, nstat:
             call.launch(split or kernel, sig, cfg.grid(rows), block, args(phase, 1, ws),
                         tags + ("ws",), key_parts + (("split",) if split else ()), smem)
         return
-    unused = np.zeros(1, np.float32) if call.sim else runner.DeviceBuf(runner.scratch(), 1, 4)
+    unused = _unused(call)
     if cfg.variant == "regs":  # a block a row, the row in registers (kernel.nbk_regs)
         LAST_PLAN.update(who=call.who, blocks=rows, threads=cfg.threads, buffers=0, smem=0,
                          regs=None, layout="regs")
@@ -850,6 +848,11 @@ def run_phases(call: Call, kernel, sig, cfg: cfgmod.RowConfig, rows: int, nstat:
         return
     call.loop_launch(kernel, sig, cfg, cfg.grid(rows), lambda nbuf: args(0, nbuf, unused),
                      tags + (None,), key_parts)
+
+
+def _unused(call: Call):
+    """The float32 workspace argument of a launch that reads none."""
+    return np.zeros(1, np.float32) if call.sim else runner.DeviceBuf(runner.scratch(), 1, 4)
 
 
 def whole_fits(call: Call, cfg: cfgmod.RowConfig, smem: int, rows: int) -> bool:
