@@ -30,6 +30,10 @@ SHIFTED_OPS = ("softmax_shifted", "softmax_shifted_split", "softmax_shifted_whol
 #: kernels of an op's split rows apart from its main kernel (softmax_kernel.build's
 #: ``nbk_split``, perf-notes r59, and ``nbk_whole``, the row staged whole, r62)
 SPLIT_OPS = ("softmax_split", "softmax_whole")
+#: softmax's lanes layout (several short rows a warp, config.lanes_config; perf-notes r63) at
+#: 32 elements a thread, rows aligned and shifted
+LANES_OPS = ("softmax_lanes", "softmax_shifted_lanes")
+SHIFTED_LANES = LANES_OPS[1:]
 
 
 def _build(op: str, kind: str, arch: Arch):
@@ -67,6 +71,8 @@ def _build(op: str, kind: str, arch: Arch):
         k, sig = S.build(kind, hw, cfgmod.PER_THREAD, True).nbk_split, S.SIG
     elif op == "softmax_shifted_whole":
         k, sig = S.build(kind, hw, cfgmod.PER_THREAD, True).nbk_whole, S.SIG
+    elif op in LANES_OPS:
+        k, sig = S.build(kind, hw, cfgmod.PER_THREAD, op in SHIFTED_LANES).nbk_lanes, S.SIG
     elif op == "softmax_shifted_regs":
         k, sig = S.build(kind, hw, cfgmod.REGS_PER_THREAD, True).nbk_regs, S.SIG
     elif op.removesuffix("32") in REGS_OPS:  # the register-row kernels (16-bit, sm_80+; r43-r45)
@@ -105,7 +111,7 @@ def aot_variants(arch: Arch):
                                                                          kind))
          for op in NARROW_OPS for kind in KINDS] + \
         [Variant(f"rows/{op}/{kind}", "sm_75", functools.partial(_build, op, kind))
-         for op in SPLIT_OPS + SHIFTED_OPS[:3] for kind in KINDS] + \
+         for op in SPLIT_OPS + SHIFTED_OPS[:3] + LANES_OPS for kind in KINDS] + \
         [Variant(f"rows/softmax_shifted_regs/{kind}", "sm_80",
                  functools.partial(_build, "softmax_shifted_regs", kind))
          for kind in WIDE_KINDS] + \
@@ -133,7 +139,10 @@ def dispatch(arch: Arch | None):
                "place where out's rows lie as x's: rows/softmax_shifted, "
                "rows/softmax_shifted_split and _whole for split rows and "
                "rows/softmax_shifted_regs for the register rows; split rows that shared "
-               "memory holds whole, two blocks an SM, staged whole: rows/softmax_whole")
+               "memory holds whole, two blocks an SM, staged whole: rows/softmax_whole; "
+               f"rows up to {cfgmod.LANES_ROWS:,} on 8, 16 or 32 lanes a row, several rows "
+               "a warp, in registers: rows/softmax_lanes (misaligned: "
+               "rows/softmax_shifted_lanes)")
     return [(op, DTYPE[k], f"rows/{op}", why[hw or k != "bf16"] +
              (shifted if op == "softmax" else "") +
              (narrow.format(op=op) if op in NARROW_OPS else "") +

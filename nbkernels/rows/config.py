@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from ..errors import NbkernelsError
 from .device import MAX_PER_THREAD, MAX_THREADS, MAX_WARPS, PER_THREAD
 
-VARIANTS = ("warp", "block", "split", "regs")
+VARIANTS = ("warp", "block", "split", "regs", "lanes")
 BUFFERS = (1, 2, 4)  # ring depths of the row loop (a power of two: the slot is a mask)
 #: the deepest ring plan_loop picks by itself: on the H200 (session 5, run 2; perf-notes r7) a
 #: ring of 4 was 0-8 points of copy below 2 for every op and dtype, and never above by more
@@ -22,6 +22,18 @@ AUTO_BUFFERS = 2
 #: before a kernel's real size is read from the driver after its first launch.
 STATIC_SMEM = 4 * MAX_WARPS * 4
 WARP_ROWS_PER_BLOCK = 4  # 128-thread blocks of one row per warp
+LANES = (8, 16, 32)  # lanes per row of the lanes layout
+LANES_BLOCK = 128  # threads a block of the lanes layout
+#: The longest rows (planned) softmax takes in the lanes layout by itself: what 32 lanes of 32
+#: elements hold (perf-notes r63)
+LANES_ROWS = 1024
+#: slot groups (16 bytes) a lane of the lanes layout holds at most where fewer lanes a row
+#: than 32 are enough, and the row's groups from which it takes 32 lanes whatever fewer would
+#: hold (perf-notes r63, run C on the H200: float32 rows of 197-200 on 16 lanes of 4 groups at
+#: 93-95% of copy against 90-94 on 8 of 7; 16-bit rows of 500 and float32 of 256, 64 groups,
+#: on 32 lanes of 2 at 79.5 and 93.5 against 73.9 and 91.8 on 16 of 4)
+LANES_GROUPS = 4
+LANES_WIDE = 64
 SPLIT_THREADS = 256  # a chunk of a long row: 256 threads x 32 values = 8192 elements
 
 
@@ -32,7 +44,10 @@ class RowConfig:
     partial-statistics pass and a finishing pass (rows longer than a block holds); "regs":
     one block of ``threads`` per row that loads its row straight into registers, no staging
     in shared memory and no loop (16-bit layer_norm, softmax and rms_norm without a residual
-    on sm_80+; perf-notes r43).
+    on sm_80+; perf-notes r43); "lanes": ``threads`` (8, 16 or 32) lanes per row and
+    ``rows_per_block`` rows a block, several rows a warp, each loaded straight into registers
+    (softmax's short rows; perf-notes r63): there ``per_thread`` is the build's, a user's
+    config included (a lane's elements; 32 by default).
 
     Warp and block layouts loop: each block walks rows ``r, r + step, ...``. ``blocks``: how
     many blocks are launched (0: as many as stay resident on the GPU, :func:`plan_loop`;
@@ -59,7 +74,15 @@ class RowConfig:
             raise NbkernelsError(f"RowConfig: blocks must be >= 0 (0: as many as stay "
                                  f"resident) and buffers 0, 1, 2 or 4, got blocks={self.blocks}, "
                                  f"buffers={self.buffers}")
-        if self.threads % 32 or not 32 <= self.threads * self.rows_per_block <= MAX_THREADS:
+        if self.variant == "lanes":
+            if self.threads not in LANES or (self.threads * self.rows_per_block) % 32 or \
+                    not 32 <= self.threads * self.rows_per_block <= MAX_THREADS:
+                raise NbkernelsError(
+                    f"RowConfig: the lanes variant takes {LANES} threads per row and a block "
+                    f"(threads x rows_per_block) of whole warps, at most {MAX_THREADS} "
+                    f"threads, got threads={self.threads}, rows_per_block="
+                    f"{self.rows_per_block}")
+        elif self.threads % 32 or not 32 <= self.threads * self.rows_per_block <= MAX_THREADS:
             raise NbkernelsError(
                 f"RowConfig: threads ({self.threads}) must be a multiple of 32 and a block "
                 f"(threads x rows_per_block = {self.threads * self.rows_per_block}) at most "
@@ -70,8 +93,9 @@ class RowConfig:
         if self.variant == "warp" and self.threads != 32:
             raise NbkernelsError(f"RowConfig: the warp variant has 32 threads per row, got "
                                  f"{self.threads}")
-        if self.variant != "warp" and self.rows_per_block != 1:
-            raise NbkernelsError("RowConfig: only the warp variant puts several rows in a block")
+        if self.variant not in ("warp", "lanes") and self.rows_per_block != 1:
+            raise NbkernelsError("RowConfig: only the warp and lanes variants put several rows "
+                                 "in a block")
 
     @property
     def capacity(self) -> int:
@@ -91,6 +115,9 @@ class RowConfig:
             return f"block of {self.threads} threads per row"
         if self.variant == "regs":
             return f"block of {self.threads} threads per row, the row held in registers"
+        if self.variant == "lanes":
+            return (f"{self.threads} lanes per row, {self.rows_per_block} rows per block, the "
+                    f"rows held in registers")
         return f"{self.chunks} blocks of {self.threads} threads per row, two passes"
 
 
@@ -217,6 +244,25 @@ def regs_config(n: int, choices=(PER_THREAD, REGS_PER_THREAD)) -> RowConfig:
 
     _, threads, p = min(map(option, choices), key=lambda o: o[0])  # the first of equals
     return RowConfig("regs", threads, per_thread=p)
+
+
+def lanes_config(n: int, slot: int, per_thread: int = PER_THREAD,
+                 block: int = LANES_BLOCK) -> RowConfig | None:
+    """The lanes layout for rows of ``n`` elements in slot groups of ``slot`` (16 bytes):
+    the fewest lanes a row (:data:`LANES`) whose threads hold the row in at most
+    :data:`LANES_GROUPS` groups each, 32 lanes from :data:`LANES_WIDE` groups a row or where
+    fewer would hold more, up to ``per_thread`` elements a lane; a thread as many whole slot
+    groups as that takes (a build per group count, never per row length), ``block`` threads
+    a block. None where a row needs more than 32 lanes of ``per_thread``."""
+    groups = max(1, -(-n // slot))
+    for lanes in LANES:
+        p = slot * -(-groups // lanes)
+        if lanes == LANES[-1]:
+            return RowConfig("lanes", lanes, block // lanes, per_thread=p) \
+                if p <= per_thread else None
+        if p <= min(per_thread, slot * LANES_GROUPS) and groups < LANES_WIDE:
+            return RowConfig("lanes", lanes, block // lanes, per_thread=p)
+    return None
 
 
 def with_chunks(cfg: RowConfig, n: int, per_thread: int | None = None) -> RowConfig:

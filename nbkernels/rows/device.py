@@ -577,7 +577,8 @@ def make_io(kind: str, sm80: bool, row_kind: str | None = None,
                            pack_group=pack_group,
                            unpack_group=unpack_group, store_words=store_words,
                            count=count, thread_full=thread_full, vector_group=vector_group,
-                           gload_words_row=gload_words_row, row_words=ROW_WORDS)
+                           gload_words_row=gload_words_row, row_words=ROW_WORDS,
+                           gload_words=gload_words, unpack_row=unpack_row)
 
 
 LOG2E = np.float32(1.4426950408889634)
@@ -665,6 +666,43 @@ def warp_sum(v):
 def warp_max(v):
     """Maximum over the warp: the two half-warps met, then :func:`lanes16_max`."""
     return lanes16_max(max(v, shfl_bfly_f32(v, 16)))
+
+
+@dev
+def lanes_of(G):
+    """log2 of a lanes layout's group of ``G`` lanes (8, 16 or 32): the kernel's row and
+    lane of a thread by shifts, not a 64-bit division by a launch argument."""
+    return 3 if G == 8 else (4 if G == 16 else 5)
+
+
+@dev
+def lanes_sum(v, G, red, slot):
+    """Sum over the caller's group of ``G`` lanes (8, 16 or 32, aligned within the warp: the
+    several rows a warp of the lanes layout holds, perf-notes r63); every lane of a group ends
+    with the same bits. ``red`` and ``slot`` are unused (:func:`group_sum`'s arguments: the
+    row statistics take either). Every lane of the warp runs the same butterfly steps: ``G``
+    is the launch's."""
+    if G > 16:
+        v += shfl_bfly_f32(v, 16)
+    if G > 8:
+        v += shfl_bfly_f32(v, 8)
+    v += shfl_bfly_f32(v, 4)
+    v += shfl_bfly_f32(v, 2)
+    v += shfl_bfly_f32(v, 1)
+    return v
+
+
+@dev
+def lanes_max(v, G, red, slot):
+    """Maximum over the caller's group of ``G`` lanes; as :func:`lanes_sum`."""
+    if G > 16:
+        v = max(v, shfl_bfly_f32(v, 16))
+    if G > 8:
+        v = max(v, shfl_bfly_f32(v, 8))
+    v = max(v, shfl_bfly_f32(v, 4))
+    v = max(v, shfl_bfly_f32(v, 2))
+    v = max(v, shfl_bfly_f32(v, 1))
+    return v
 
 
 @dev

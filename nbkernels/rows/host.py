@@ -111,7 +111,7 @@ def may_shift(config) -> bool:
     than ``n``, which a warp or block forced for ``n`` may not hold (padded copies then)."""
     if config is not None:
         return config.variant == "split"
-    return os.environ.get("NBKERNELS_ROW_VARIANT") in (None, "", "split", "regs")
+    return os.environ.get("NBKERNELS_ROW_VARIANT") in (None, "", "split", "regs", "lanes")
 
 
 def _heads_match(a: Rows, v: arrays.ArrayView, stride: int) -> bool:
@@ -400,6 +400,11 @@ class Call:
             max_threads *= 2
         cfg = self._config(r, forced, max_threads, sms,
                            getattr(kernel, "nbk_per_thread", cfgmod.PER_THREAD))
+        if cfg.variant == "lanes":  # nothing staged either
+            if getattr(kernel, "nbk_lanes", None) is None:
+                raise NbkernelsError(f"{self.who}: the lanes layout (RowConfig variant 'lanes') "
+                                     f"is built for softmax only")
+            return cfg
         if cfg.variant == "regs":  # nothing staged
             if getattr(kernel, "nbk_regs", None) is None:
                 raise NbkernelsError(
@@ -425,7 +430,8 @@ class Call:
             forced = {"warp": cfgmod.RowConfig("warp", 32, cfgmod.WARP_ROWS_PER_BLOCK),
                       "block": cfgmod.RowConfig("block", cfgmod.MAX_THREADS),
                       "split": cfgmod.RowConfig("split", cfgmod.SPLIT_THREADS),
-                      "regs": cfgmod.regs_config(r.n, (per_thread,))}[env]
+                      "regs": cfgmod.regs_config(r.n, (per_thread,)),
+                      "lanes": lanes_config(r) or cfgmod.RowConfig("lanes", 32)}[env]
         if forced is not None:
             return cfgmod.with_chunks(forced, r.n, per_thread)
         return cfgmod.choose(r.n, r.rows, sms, max_threads, per_thread)
@@ -804,6 +810,27 @@ def wants_regs(call: Call, r: Rows, config, built: bool, auto_rows=None) -> bool
     return lo <= r.n <= hi and cfgmod.wide_dram(sm_limits())
 
 
+def wants_lanes(call: Call, r: Rows, config) -> bool:
+    """Whether a call on rows ``r`` (their planned length) runs in the lanes layout (several
+    short rows a warp, softmax's): asked for (``config``'s variant, else env
+    NBKERNELS_ROW_VARIANT), or, with no layout forced (neither of those nor
+    NBKERNELS_ROWS_LOOP), rows of at most :data:`config.LANES_ROWS` elements on a GPU (the
+    simulator takes the staged layouts unless asked: they stay its default path)."""
+    if config is not None:
+        return config.variant == "lanes"
+    env = os.environ.get("NBKERNELS_ROW_VARIANT")
+    if env:
+        return env == "lanes"
+    if call.sim or os.environ.get("NBKERNELS_ROWS_LOOP"):
+        return False
+    return r.n <= cfgmod.LANES_ROWS
+
+
+def lanes_config(r: Rows) -> cfgmod.RowConfig | None:
+    """:func:`config.lanes_config` for rows ``r`` (their planned length)."""
+    return cfgmod.lanes_config(r.n, 16 // r.view.dtype.itemsize)
+
+
 def narrow_per_thread(r: Rows, config, per_thread: int) -> int:
     """Elements a thread holds in the op's build for rows ``r``: ``per_thread`` (the op's
     own), or, where the op picks the layout by itself (no ``config``, no
@@ -840,6 +867,13 @@ def run_phases(call: Call, kernel, sig, cfg: cfgmod.RowConfig, rows: int, nstat:
                         tags + ("ws",), key_parts + (("split",) if split else ()), smem)
         return
     unused = _unused(call)
+    if cfg.variant == "lanes":  # several rows a warp, in registers (kernel.nbk_lanes)
+        block = cfg.threads * cfg.rows_per_block
+        LAST_PLAN.update(who=call.who, blocks=cfg.grid(rows), threads=block, buffers=0, smem=0,
+                         regs=None, layout=f"lanes{cfg.threads}")
+        call.launch(kernel.nbk_lanes, sig, cfg.grid(rows), block, args(0, 1, unused),
+                    tags + (None,), key_parts + ("lanes",))
+        return
     if cfg.variant == "regs":  # a block a row, the row in registers (kernel.nbk_regs)
         LAST_PLAN.update(who=call.who, blocks=rows, threads=cfg.threads, buffers=0, smem=0,
                          regs=None, layout="regs")

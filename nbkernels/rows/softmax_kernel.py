@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-from numba import cuda, float32, int64, types, uint32
+from numba import cuda, float32, int32, int64, types, uint32
 
 from ..errors import NbkernelsError
 from ..intrinsics import memory as M
@@ -14,8 +14,8 @@ from .. import repeat
 from . import host
 from .config import REGS_PER_THREAD, for_arch, regs_config
 from .device import (ELEMENT_BYTES, MAX_THREADS, MAX_WARPS, NEG_INF, PER_THREAD, dev, fast_exp,
-                     group_max, group_sum, locate, make_io, make_loop, opaque, rcp_ftz,
-                     staging_base)
+                     group_max, group_sum, lanes_max, lanes_sum, lanes_of, locate, make_io,
+                     make_loop, opaque, rcp_ftz, staging_base)
 
 NSTAT = 2  # per chunk: max and sum of exp(x - max)
 
@@ -48,6 +48,7 @@ def build(kind: str, sm80: bool, per_thread: int = PER_THREAD, shifted: bool = F
     issue, wait, load_row, store_group, count = (io.issue, io.wait, io.load_row,
                                                  io.store_group, io.count)
     thread_full = io.thread_full
+    gload_words, unpack_row, GW = io.gload_words, io.unpack_row, io.gw
     gload_row, store_from = io.gload_row, io.store_group_from
     P, esz, V, S, NW = per_thread, ELEMENT_BYTES[kind], io.groups, io.slot, io.words
     # the 64-element build writes in two loops of at most 4 groups (layer_norm's write_row:
@@ -81,39 +82,49 @@ def build(kind: str, sm80: bool, per_thread: int = PER_THREAD, shifted: bool = F
                 if e < cl:
                     xv[e] = NEG_INF
 
-    @dev
-    def row_stats(t, G, m, full, red, slot, xv):
-        """(max, sum of exp(x - max)) of the row or chunk in ``xv``, over the group; ``xv``
-        (registers) leaves holding exp(x - max), zero past ``m``; ``full``: thread_full(t,
-        G, m). Only a thread whose elements run past ``m`` masks them (per-element masks
-        everywhere cost a third of the bf16 throughput: instruction-bound)."""
-        c = uint32(P)  # elements below m: counted by a partial thread only
-        if not full:
-            c = count(t, G, m)
-        mx = NEG_INF
-        if full:
-            for e in range(P):
-                mx = max(mx, xv[e])
-        else:
-            for e in range(P):
-                mx = max(mx, xv[e] if e < c else NEG_INF)
-        mx = group_max(mx, G, red, slot)
-        s0, s1 = zero, zero  # two chains: each FADD waits on the one before it
-        if full:
-            for e in range(0, P, 2):
-                xv[e] = fast_exp(xv[e] - mx)
-                xv[e + 1] = fast_exp(xv[e + 1] - mx)
-                s0 += xv[e]
-                s1 += xv[e + 1]
-        else:  # padding (zero-filled, not stored) may overflow: selected away, not summed.
-            for e in range(0, P, 2):  # exp, then a select: a predicated exp kept its input
-                e0 = fast_exp(xv[e] - mx)  # and output live at once (+16 registers)
-                e1 = fast_exp(xv[e + 1] - mx)
-                xv[e] = e0 if e < c else zero
-                xv[e + 1] = e1 if e + 1 < c else zero
-                s0 += xv[e]
-                s1 += xv[e + 1]
-        return mx, group_sum(s0 + s1, G, red, slot + 1)
+    def stats_with(gmax, gsum):
+        """``row_stats`` reducing over a group with ``gmax`` and ``gsum`` (device.group_max
+        and group_sum: a warp or a block; lanes_max and lanes_sum: 8-32 lanes a row)."""
+
+        @dev
+        def row_stats(t, G, m, full, red, slot, xv):
+            """(max, sum of exp(x - max)) of the row or chunk in ``xv``, over the group;
+            ``xv`` (registers) leaves holding exp(x - max), zero past ``m``; ``full``:
+            thread_full(t, G, m). Only a thread whose elements run past ``m`` masks them
+            (per-element masks everywhere cost a third of the bf16 throughput:
+            instruction-bound)."""
+            c = uint32(P)  # elements below m: counted by a partial thread only
+            if not full:
+                c = count(t, G, m)
+            mx = NEG_INF
+            if full:
+                for e in range(P):
+                    mx = max(mx, xv[e])
+            else:
+                for e in range(P):
+                    mx = max(mx, xv[e] if e < c else NEG_INF)
+            mx = gmax(mx, G, red, slot)
+            s0, s1 = zero, zero  # two chains: each FADD waits on the one before it
+            if full:
+                for e in range(0, P, 2):
+                    xv[e] = fast_exp(xv[e] - mx)
+                    xv[e + 1] = fast_exp(xv[e + 1] - mx)
+                    s0 += xv[e]
+                    s1 += xv[e + 1]
+            else:  # padding (zero-filled, not stored) may overflow: selected away, not summed.
+                for e in range(0, P, 2):  # exp, then a select: a predicated exp kept its input
+                    e0 = fast_exp(xv[e] - mx)  # and output live at once (+16 registers)
+                    e1 = fast_exp(xv[e + 1] - mx)
+                    xv[e] = e0 if e < c else zero
+                    xv[e + 1] = e1 if e + 1 < c else zero
+                    s0 += xv[e]
+                    s1 += xv[e + 1]
+            return mx, gsum(s0 + s1, G, red, slot + 1)
+
+        return row_stats
+
+    row_stats = stats_with(group_max, group_sum)
+    lanes_stats = stats_with(lanes_max, lanes_sum)
 
     @dev
     def store_part(yrow, cl, m, t, G, j, xv):
@@ -355,6 +366,100 @@ def build(kind: str, sm80: bool, per_thread: int = PER_THREAD, shifted: bool = F
 
     softmax_regs.nbk_launch_bounds = (MAX_THREADS, 1)
 
+    HL = min(V, 4)  # the lanes layout's loops over a thread's groups: at most 4 each
+
+    @dev
+    def group_left(m, t, G, j):
+        """Elements of the row from this thread's slot group ``j`` on: ``S`` or more, the
+        group lies in the row; 0 or less, past it."""
+        return int32(m) - (int32(j) * int32(G) + int32(t)) * int32(S)
+
+    @dev
+    def lanes_load_group(addr, m, t, G, j, words):
+        left = group_left(m, t, G, j)
+        if left >= int32(S):
+            gload_words(addr, m, t, G, j, words, j * GW, True)
+        elif left > int32(0):  # the row's last group, partly past it
+            gload_words(addr, m, t, G, j, words, j * GW, False)
+        else:  # past the row: no loads (every lane of a group of 8 but the first past a
+            for i in range(GW):  # row of 200, perf-notes r63)
+                words[j * GW + i] = uint32(0)
+
+    @dev
+    def lanes_pad_group(m, t, G, j, xv):
+        left = group_left(m, t, G, j)
+        if left < int32(S):
+            for k in range(S):
+                if int32(k) >= left:
+                    xv[j * S + k] = NEG_INF
+
+    @dev
+    def lanes_load(addr, m, t, G, xv):
+        """This thread's groups of the row at ``addr`` (``m`` elements) as float32 in ``xv``,
+        its slots past the row -inf: the row statistics then take the full path whatever
+        the thread holds (out of the max; exp(-inf - max) = 0 in the sum), and a warp
+        whose rows end in different groups of its lanes runs one path, not both."""
+        words = cuda.local.array(NW, uint32)
+        for j in range(HL):
+            lanes_load_group(addr, m, t, G, j, words)
+        for j in range(HL, V):
+            lanes_load_group(addr, m, t, G, j, words)
+        unpack_row(words, xv)
+        for j in range(HL):
+            lanes_pad_group(m, t, G, j, xv)
+        for j in range(HL, V):
+            lanes_pad_group(m, t, G, j, xv)
+
+    @dev
+    def lanes_store_group(yrow, cl, m, t, G, j, scale, xv):
+        """Group ``j`` of ``xv`` times ``scale``, stored where it lies in the row: 16 bytes
+        where it lies whole (and holds none of a shifted row's head), element by element
+        where it ends the row or holds the head, nothing past the row."""
+        left = group_left(m, t, G, j)
+        if left > int32(0):
+            scale_group(xv, j, scale)
+            if left >= int32(S) and not (shifted and j == 0 and cl > 0):
+                store_group(yrow, m, t, G, j, True, xv, j * S)
+            else:
+                store_part(yrow, cl, m, t, G, j, xv)
+
+    @cuda.jit
+    def softmax_lanes(X, Y, n, rows, sx, sy, phase, G, chunks, nbuf, WS):
+        """The lanes layout (RowConfig "lanes"): short rows, ``G`` (8, 16 or 32) lanes a
+        row and several rows a warp, each loaded straight from global memory into
+        registers; block b holds rows ``b * blockDim / G`` on. A warp of one short row ran
+        ~400 instructions a row whatever its length (perf-notes r60, r63): the shuffles,
+        the address arithmetic and the row's bookkeeping are shared by its rows here.
+        A group past the last row works on the last row again (every lane of the warp
+        takes part in the shuffles) and stores nothing. The arguments are the main
+        kernel's; ``phase``, ``chunks``, ``nbuf`` and ``WS`` are unused."""
+        tb = int64(cuda.threadIdx.x)
+        lg = lanes_of(G)
+        grp = tb >> lg
+        t = tb - (grp << lg)
+        row = (int64(cuda.blockIdx.x) * int64(cuda.blockDim.x) >> lg) + grp
+        mine = row < rows
+        if not mine:
+            row = rows - 1
+        xa, ya = int64(M.gmem_addr(X, 0)), int64(M.gmem_addr(Y, 0))
+        h = head(xa + row * sx * esz)  # 0 unless shifted
+        cl = head_slots(h, t, True)
+        m = n + h
+        xv = cuda.local.array(P, float32)
+        lanes_load(xa + (row * sx - h) * esz, m, t, G, xv)
+        drop_head(xv, cl)
+        # every slot past the row is -inf: the full path (no per-element masks) for all;
+        # ``WS`` stands in for the reduction scratch the lanes' shuffles do not use
+        mx, s = lanes_stats(t, G, m, True, WS, 0, xv)
+        if mine:
+            scale, yrow = rcp_ftz(s), ya + (row * sy - h) * esz
+            for j in range(HL):
+                lanes_store_group(yrow, cl, m, t, G, j, scale, xv)
+            for j in range(HL, V):
+                lanes_store_group(yrow, cl, m, t, G, j, scale, xv)
+
+    softmax_lanes.nbk_launch_bounds = (MAX_THREADS, 1)
+
     # .minnctapersm 1: without it ptxas squeezed some variants to 64 registers with spills
     # (layer_norm f32 on sm_90a 16 B, swiglu f32 on sm_80 12 B); how many blocks share
     # an SM is chosen per launch from the real count (host.Call.loop_launch)
@@ -363,6 +468,7 @@ def build(kind: str, sm80: bool, per_thread: int = PER_THREAD, shifted: bool = F
     # 64-element build by default)
     softmax_kernel.nbk_regs = softmax_regs if sm80 and kind != "f32" else None
     softmax_kernel.nbk_split = softmax_split
+    softmax_kernel.nbk_lanes = softmax_lanes
     softmax_kernel.nbk_whole = softmax_whole
     softmax_kernel.nbk_per_thread = P
     softmax_kernel.nbk_row_bytes = NW * 4  # staged per thread per buffer
@@ -423,9 +529,14 @@ def _softmax(x, *, out, stream=None, config, named, key, ptrs):
     R = X.planned()  # what the layout must hold: a shifted row from its 16-byte boundary
     hw = for_arch(call.arch()).sm80
     can = hw and X.kind != "f32"
-    regs = host.wants_regs(call, R, config, can)
+    lanes = host.wants_lanes(call, R, config)
+    if lanes and config is None:  # several short rows a warp (perf-notes r63)
+        config = host.lanes_config(R)
+    regs = not lanes and host.wants_regs(call, R, config, can)
     P = REGS_PER_THREAD if regs and can else PER_THREAD
-    if regs and config is None:
+    if lanes:
+        P = config.per_thread if config is not None else PER_THREAD
+    elif regs and config is None:
         config = regs_config(R.n, (PER_THREAD, REGS_PER_THREAD))
         P = config.per_thread
     elif not regs:  # narrow rows: the slot groups a thread they need (perf-notes r54-r56)
