@@ -44,7 +44,11 @@ VARIANTS = {None: None, "warp": RowConfig("warp", 32, 4), "block": RowConfig("bl
             "regs32": RowConfig("regs", 32),
             # a staged block of three warps (not a power of two: rows that fill no power of
             # two of threads take the fewest whole warps, perf-notes r47), looping
-            "block96loop": RowConfig("block", 96, blocks=2, buffers=1)}
+            "block96loop": RowConfig("block", 96, blocks=2, buffers=1),
+            # softmax's lanes layout (perf-notes r63): 8, 16 or 32 lanes a row, several rows
+            # a warp, 32 elements a thread; a block of 16 rows, of 4, of one warp of 4 rows
+            "lanes8": RowConfig("lanes", 8, 16), "lanes16": RowConfig("lanes", 16, 4),
+            "lanes32": RowConfig("lanes", 32, 2), "lanes8w": RowConfig("lanes", 8, 4)}
 
 
 def _values(rng, shape, special):
@@ -179,11 +183,14 @@ def make(op, dtype, shape, layout, special, rng, fw="numpy"):
 #: automatic choice takes where no register rows are (NBKERNELS_ROWS_LOOP=2: the H100's side
 #: for 16-bit rows of 2049-8192, the narrow rows' builds on 64 threads, perf-notes r55);
 #: "split2p" and "split256_2p", the split configs with their two passes where softmax would
-#: stage the row whole (NBKERNELS_SPLIT_PASSES=2, r62)
+#: stage the row whole (NBKERNELS_SPLIT_PASSES=2, r62); "lanesauto", softmax's lanes layout as
+#: the automatic choice takes it (NBKERNELS_ROW_VARIANT=lanes: config.lanes_config's lanes and
+#: elements a thread; misaligned rows in place, r63)
 ENV_VARIANTS = {"regsauto": {"NBKERNELS_ROW_VARIANT": "regs"},
                 "stagedauto": {"NBKERNELS_ROWS_LOOP": "2"},
                 "split2p": {"NBKERNELS_SPLIT_PASSES": "2"},
-                "split256_2p": {"NBKERNELS_SPLIT_PASSES": "2"}}
+                "split256_2p": {"NBKERNELS_SPLIT_PASSES": "2"},
+                "lanesauto": {"NBKERNELS_ROW_VARIANT": "lanes"}}
 
 
 def call(op, args, kwargs, outs, variant):

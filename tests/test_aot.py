@@ -33,12 +33,12 @@ def test_catalogue_per_arch():
         "gemm/simt/f64"}
     # every row kernel builds for every arch (sm_75 stages rows without cp.async), and so do
     # the narrow rows' builds (perf-notes r54) and softmax's shifted main kernel (r59; its
-    # register-row kernel needs sm_80)
+    # register-row kernel needs sm_80), and softmax's lanes layout (r63)
     assert {b for b in built if b.startswith("rows/")} == {
         f"rows/{op}/{k}" for op in rows_aot.OPS for k in rows_aot.KINDS} | {
         f"rows/{op}_narrow/{k}" for op in rows_aot.NARROW_OPS for k in rows_aot.KINDS} | {
-        f"rows/{op}/{k}" for op in rows_aot.SPLIT_OPS + rows_aot.SHIFTED_OPS[:3]
-        for k in rows_aot.KINDS} | {
+        f"rows/{op}/{k}" for op in rows_aot.SPLIT_OPS + rows_aot.SHIFTED_OPS[:3] +
+        ("softmax_lanes", "softmax_shifted_lanes") for k in rows_aot.KINDS} | {
         "rows/padcopy/u16", "rows/padcopy/u32"}
     assert {f"rows/softmax_shifted_regs/{k}" for k in ("f16", "bf16")} <= skipped
     assert {f"gemm/sm80/{k}" for k in gemm_aot.SM80_KINDS} <= skipped

@@ -545,3 +545,78 @@ def test_row_bench_refuses_sizes_that_are_not_rows_by_n(sizes, capsys):
     with pytest.raises(SystemExit):
         bench.main(["--sizes", sizes])
     assert "--sizes: expected rows x n pairs" in capsys.readouterr().err
+
+
+# softmax's lanes layout (perf-notes r63): (n, slot, lanes a row, rows a block, elements a lane)
+@pytest.mark.parametrize("n, slot, want", [
+    (1, 8, (8, 16, 8)),  # one group on 8 lanes, 7 of them past the row
+    (64, 8, (8, 16, 8)),
+    (200, 8, (8, 16, 32)),  # 25 groups on 8 lanes of 4 (run C: 88% of copy, 16 lanes 85)
+    (204, 8, (8, 16, 32)),  # 197 shifted: planned n + 7
+    (256, 8, (8, 16, 32)),
+    (504, 8, (16, 8, 32)),  # 63 groups: 16 lanes of 4
+    (507, 8, (32, 4, 16)),  # 64 groups (500 shifted): 32 lanes of 2 (79.5 against 73.9)
+    (768, 8, (32, 4, 24)),
+    (1024, 8, (32, 4, 32)),
+    (200, 4, (16, 8, 16)),  # float32: 50 groups on 16 lanes of 4 (95 against 8 of 7's 94)
+    (252, 4, (16, 8, 16)),
+    (256, 4, (32, 4, 8)),  # 64 groups: 32 lanes (93.5 against 16 lanes' 91.8)
+    (1000, 4, (32, 4, 32)),  # 8 groups a lane where 32 lanes of 4 would not hold the row
+    (1024, 4, (32, 4, 32)),
+])
+def test_lanes_config_fits_the_lanes_and_groups_to_the_row(n, slot, want):
+    from nbkernels.rows.config import lanes_config
+
+    cfg = lanes_config(n, slot)
+    assert (cfg.variant, cfg.threads, cfg.rows_per_block, cfg.per_thread) == ("lanes",) + want
+    assert cfg.capacity >= n and cfg.threads * cfg.rows_per_block == 128
+    assert cfg.per_thread % slot == 0
+
+
+def test_lanes_config_ends_where_32_lanes_of_the_build_end():
+    from nbkernels.rows.config import lanes_config
+
+    assert lanes_config(1025, 4) is None and lanes_config(1025, 8) is None
+    assert lanes_config(2048, 8, per_thread=64).per_thread == 64  # a wider build's limit
+
+
+@pytest.mark.parametrize("threads, rows", [(4, 8), (24, 4), (64, 2), (8, 3), (16, 1), (32, 17)])
+def test_row_config_refuses_lanes_it_has_no_build_for(threads, rows):
+    with pytest.raises(NbkernelsError, match=f"lanes variant takes \\(8, 16, 32\\) threads per "
+                                             f"row .* got threads={threads}, rows_per_block="
+                                             f"{rows}"):
+        RowConfig("lanes", threads, rows)
+
+
+def test_a_forced_lanes_layout_says_what_it_holds():
+    cfg = RowConfig("lanes", 8, 16)
+    assert cfg.describe() == "8 lanes per row, 16 rows per block, the rows held in registers"
+    assert cfg.grid(33) == 3
+    with pytest.raises(NbkernelsError, match="a lanes layout of 8 threads holds 256 elements "
+                                             "per row, the rows have 257"):
+        with_chunks(cfg, 257, 32)
+    assert with_chunks(cfg, 256, 32) == cfg
+
+
+@pytest.mark.parametrize("n, sim, env, cfg, want", [
+    (1024, False, {}, None, True),
+    (1, False, {}, None, True),
+    (1025, False, {}, None, False),  # the warp or block layouts
+    (200, True, {}, None, False),  # the simulator's default path stays the staged layouts
+    (200, False, {"NBKERNELS_ROWS_LOOP": "2"}, None, False),  # a loop forced
+    (200, False, {"NBKERNELS_ROW_VARIANT": "warp"}, None, False),
+    (5000, True, {"NBKERNELS_ROW_VARIANT": "lanes"}, None, True),  # forced (then refused)
+    (200, False, {}, RowConfig("warp", 32, 4), False),  # a config decides alone
+    (5000, True, {}, RowConfig("lanes", 32, 4), True),
+])
+def test_lanes_layout_is_taken_for_short_rows(monkeypatch, n, sim, env, cfg, want):
+    import types
+
+    from nbkernels.rows import host
+
+    for k in ("NBKERNELS_ROWS_LOOP", "NBKERNELS_ROW_VARIANT"):
+        monkeypatch.delenv(k, raising=False)
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    assert host.wants_lanes(types.SimpleNamespace(sim=sim), types.SimpleNamespace(n=n), cfg) \
+        is want

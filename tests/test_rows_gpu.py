@@ -162,6 +162,20 @@ CASES += [("softmax", dt, (64, 8000), "contig", sp, "regs") for dt in ("bfloat16
           for sp in ("big", "huge", "near1e4", "warpinf")]
 CASES += [("layer_norm", dt, (300, 8192), "contig", sp, "regs") for dt in ("bfloat16", "float16")
           for sp in ("firsts", "offset", "bias16", "vecs32")]
+# softmax's lanes layout (perf-notes r63; short rows take it by themselves: the tables above
+# run it at their rows of up to 1024): blocks' last rows past the rows there are (4097 rows),
+# each lane count forced, rows ending in every group of the lanes (1 to 33 elements), rows of
+# a stride and in a padded copy, every special value
+CASES += [("softmax", dt, s, lay, sp, var) for dt in DTYPES
+          for s, lay, sp, var in (((4097, 200), "contig", "nonfinite", "lanes8"),
+                                  ((4097, 64), "contig", "huge", "lanes8w"),
+                                  ((1025, 500), "contig", "big", "lanes16"),
+                                  ((301, 1000), "rowstride", "near1e4", "lanes32"),
+                                  ((3, 777, 197), "misaligned", "equal", "lanesauto"),
+                                  ((3001, 197), "contig", "warpinf", None),
+                                  ((2049, 1000), "contig", None, None))]
+CASES += [("softmax", dt, (129, n), "contig", None, None) for dt in ("bfloat16", "float32")
+          for n in range(1, 34)]
 
 
 def _fw(fw):
@@ -195,10 +209,12 @@ def test_numpy_round_trip(case):
 
 @pytest.mark.parametrize("fw", ["cupy", "torch"])
 @pytest.mark.parametrize("op", OPS)
-@pytest.mark.parametrize("shape", [(1, 4096), (64, 4096), (3, 40000), (64, 5120), (2, 8000)])
+@pytest.mark.parametrize("shape", [(1, 4096), (64, 4096), (3, 40000), (64, 5120), (2, 8000),
+                                   (300, 200), (300, 197)])
 def test_repeat_calls_replay_with_new_data(op, shape, fw):
     """The second and later calls take the replay path; each must see its own inputs (rows
-    of 5120 and 8000: the register rows on the H200, 160 and 256 threads of 32)."""
+    of 5120 and 8000: the register rows on the H200, 160 and 256 threads of 32; softmax's
+    rows of 200 and 197: its lanes layout, aligned and shifted, perf-notes r63)."""
     _fw(fw)
     rng = np.random.default_rng()
     for _ in range(3):

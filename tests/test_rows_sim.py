@@ -189,6 +189,32 @@ REGS_CASES += [(op, dt, (2, n), "contig", sp, "regsauto")
                                      ("softmax", "float16", 4096, None))]
 CASES += REGS_CASES
 
+# softmax's lanes layout (perf-notes r63): several rows a warp, each loaded into registers, the
+# slots past a row -inf. Rows that end in a different group on each lane (200 on 8 lanes of 32:
+# 25 of 32 groups), rows within one group (13) and of one element, a block's last rows past the
+# rows there are (37 rows on blocks of 16), every special value, rows of a stride and in a
+# padded copy; as the automatic choice takes them: misaligned rows in place (197: a head of 0-7
+# elements a row), 64 on 8 lanes of 8, 500 on 16 of 32, 1000 on 32 of 32, float32 197 on 16
+LANES_CASES = [("softmax", dt, s, "contig", sp, var) for dt in DTYPES
+               for s, sp, var in (((37, 200), None, "lanes8"), ((5, 13), "nonfinite", "lanes8"),
+                                  ((3, 1), None, "lanes8w"), ((6, 300), "huge", "lanes16"),
+                                  ((4, 1000), "big", "lanes32"), ((9, 64), "equal", "lanes8"))]
+LANES_CASES += [("softmax", dt, s, lay, sp, var)
+                for dt, s, lay, sp, var in (("bfloat16", (5, 70), "rowstride", "nonfinite",
+                                             "lanes8"),
+                                            ("float16", (2, 3, 90), "misaligned", None, "lanes16"),
+                                            ("float32", (7, 100), "contig", "warpinf", "lanes8w"),
+                                            ("bfloat16", (3, 130), "contig", "near1e4", "lanes8"))]
+LANES_CASES += [("softmax", dt, (s0, n), lay, sp, "lanesauto")
+                for dt, s0, n, lay, sp in (("bfloat16", 19, 197, "contig", "nonfinite"),
+                                           ("float16", 5, 197, "contig", "big"),
+                                           ("float32", 19, 197, "contig", None),
+                                           ("bfloat16", 33, 64, "contig", "equal"),
+                                           ("float16", 3, 500, "rowstride", None),
+                                           ("bfloat16", 2, 1000, "contig", "huge"),
+                                           ("float32", 3, 1000, "misaligned", "nonfinite"))]
+CASES += LANES_CASES
+
 # rows in the warp layout on builds of as many slot groups a lane as they need (perf-notes r54):
 # rows of 768 on 24 elements a lane in every op and dtype (every lane full; 16-bit layer_norm's
 # build held 64); 16-bit layer_norm's rows of 1536 and 1792 (6 and 7 groups: its write loops of
@@ -644,3 +670,45 @@ def test_group_reductions_over_any_warp_count():
                 assert list(trip[t, :3]) == [lane0, 2 * lane0, k], (G, t)
             else:
                 assert list(trip[t, :3]) == [7, 7, -1], (G, t)
+
+
+LANE_REDUCTIONS = r'''
+import json
+import numpy as np
+from numba import cuda
+from nbkernels.rows.device import lanes_max, lanes_sum
+
+@cuda.jit
+def reduce(vals, sums, maxes, G):
+    t = cuda.threadIdx.x
+    sums[t] = lanes_sum(vals[t], G, vals, 0)
+    maxes[t] = lanes_max(vals[t], G, vals, 0)
+
+rng = np.random.default_rng()
+out = {}
+for G in (8, 16, 32):
+    vals = rng.standard_normal(64).astype(np.float32)
+    sums, maxes = np.zeros(64, np.float32), np.zeros(64, np.float32)
+    reduce[1, 64](vals, sums, maxes, G)
+    out[G] = [vals.tolist(), sums.tolist(), maxes.tolist()]
+print("RESULT" + json.dumps(out))
+'''
+
+
+def test_lane_reductions_stay_within_each_rows_lanes():
+    """lanes_sum and lanes_max over groups of 8, 16 and 32 lanes (the lanes layout's rows, two
+    warps): every lane of a group gets its group's sum (to float32 rounding) and maximum, the
+    same bits in each of them, nothing from the group beside it."""
+    import numpy as np
+
+    from .simrun import simulated_result
+
+    res = simulated_result(["-c", LANE_REDUCTIONS], what="the lane reductions")
+    for G, (vals, sums, maxes) in res.items():
+        G = int(G)
+        for g in range(64 // G):
+            part = np.array(vals[g * G:(g + 1) * G], np.float64)
+            s, m = sums[g * G:(g + 1) * G], maxes[g * G:(g + 1) * G]
+            assert len(set(s)) == 1 and len(set(m)) == 1, (G, g)
+            np.testing.assert_allclose(s[0], part.sum(), rtol=1e-5, atol=1e-5)
+            assert m[0] == np.float32(part.max()), (G, g)
