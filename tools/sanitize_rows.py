@@ -5,7 +5,8 @@
 With OP, only the cases of that op (fewer kernels to compile under the sanitizer); with
 ``regs``, only the register-row layout's cases; with ``warps``, the blocks of whole warps
 that are no power of two; with ``narrow``, the narrow rows' builds; with ``shifted``, softmax
-on misaligned rows in place and the padded copies' kernel.
+on misaligned rows in place and the padded copies' kernel; with ``lanes``, softmax's lanes
+layout (several short rows a warp).
 """
 import sys
 
@@ -107,13 +108,23 @@ SHIFTED = [
     ("layer_norm", "float32", (5, 1002), "rowstride", None, None),
 ]
 CASES += SHIFTED
+# softmax's lanes layout (perf-notes r63), selected by ``lanes``: 8 lanes a row (a block's last
+# rows past the rows there are), 16 and 32, rows of one element, misaligned rows in place
+LANES = [
+    ("softmax", "bfloat16", (37, 200), "contig", None, None),
+    ("softmax", "float32", (19, 197), "contig", None, None),
+    ("softmax", "float16", (9, 500), "contig", None, "lanes16"),
+    ("softmax", "bfloat16", (5, 1000), "rowstride", None, None),
+    ("softmax", "float32", (7, 1), "contig", None, "lanes8w"),
+]
+CASES += LANES
 
 rng = np.random.default_rng()
 fails = []
 cases = [c for c in CASES if len(sys.argv) < 2 or c[0] == sys.argv[1] or
          (sys.argv[1] == "regs" and (c[5] or "").startswith("regs")) or
          (sys.argv[1] == "warps" and c in WARPS) or (sys.argv[1] == "narrow" and c in NARROW) or
-         (sys.argv[1] == "shifted" and c in SHIFTED)]
+         (sys.argv[1] == "shifted" and c in SHIFTED) or (sys.argv[1] == "lanes" and c in LANES)]
 for case in cases:
     fails += run_case(case, rng, "cupy")
 print("\n".join(fails) or f"{len(cases)} cases ok")

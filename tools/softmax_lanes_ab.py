@@ -1,0 +1,101 @@
+"""softmax on short rows, the lanes layout against the staged one and torch eager, in one
+process (perf-notes r63; measurement only):
+``python tools/softmax_lanes_ab.py [--dtypes bf16,f32] [--sizes 262144x197,...] [--json F]``.
+
+Each size is timed as the package picks it with the lanes layout off (``staged``:
+config.LANES_ROWS 0: the warp loop of session 51), as it picks it now (``auto``), in
+the lanes layout at a fixed number of lanes a row and threads a block (``lanesG/B``: the
+elements a thread still fitted to the row, as config.lanes_config does) and torch's
+``F.softmax``; % of the 1 GiB copy (rows_ab_quick's inputs, rotation and timing)."""
+import argparse
+import time
+
+import numpy as np
+
+from rows_ab_quick import device_normals, rotated, save_json, timing_setup
+
+FIXED = [(8, 128), (16, 128), (32, 128), (8, 256)]
+
+
+def main():
+    import cupy
+    import torch
+
+    import nbkernels
+    from nbkernels.rows import bench, config as cfgmod, host
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--dtypes", default="bf16,f32")
+    ap.add_argument("--reps", type=int, default=30)
+    ap.add_argument("--json")
+    ap.add_argument("--sizes", default="262144x197,262144x200,262144x64,131072x256,"
+                                       "131072x500,65536x768,65536x1000,65536x1024")
+    a = ap.parse_args()
+    sizes = [tuple(int(v) for v in s.split("x")) for s in a.sizes.split(",")]
+    t0, bw, l2 = timing_setup()
+    auto_rows, auto_cfg = cfgmod.LANES_ROWS, host.lanes_config
+
+    def fixed(G, B):
+        def pick(r):
+            slot = 16 // r.view.dtype.itemsize
+            p = slot * -(-max(1, -(-r.n // slot)) // G)
+            return cfgmod.RowConfig("lanes", G, B // G, per_thread=p) if p <= 32 else None
+        return pick
+
+    variants = [("staged", 0, auto_cfg), ("auto", auto_rows, auto_cfg)]
+    variants += [(f"lanes{G}/{B}", 1 << 20, fixed(G, B)) for G, B in FIXED]
+    out = {"copy_GBps": bw * 1e-9, "rows": []}
+    for dt in a.dtypes.split(","):
+        dtype = bench.dtype_named(dt)
+        for rows, n in sizes:
+            x0 = device_normals((rows, n), dtype)
+            xs = rotated(x0, l2)
+            sets = [(x,) for x in xs]
+            moved = bench.bytes_moved("softmax", rows, n, dtype.itemsize)
+            ref = torch.softmax(torch.from_dlpack(x0).float(), -1)
+            cells = []
+            for label, lrows, pick in variants + [("torch", None, None)]:
+                if pick is None:
+                    fn = bench._fns("softmax")[1]
+                else:
+                    cfgmod.LANES_ROWS = lrows
+                    host.lanes_config = pick
+                    if pick is not auto_cfg and pick(_R(n, dtype)) is None:
+                        continue  # the row needs more than 32 lanes of 32
+                    fn = nbkernels.softmax
+                host.LAST_PLAN.clear()
+                host._FAST.clear()  # a repeat call replays the launch it remembered: the
+                try:  # first variant's, whatever the layout picks now
+                    got = fn(x0)
+                except Exception as e:  # a layout that cannot take these rows: said, skipped
+                    print(f"  {label}: {type(e).__name__}: {e}")
+                    continue
+                err = float((torch.from_dlpack(got).float() - ref).abs().max())
+                plan = dict(host.LAST_PLAN)  # the first call's (the repeats replay it)
+                t, _ = bench.time_events(fn, sets, a.reps)
+                pc = moved / t / bw
+                cells.append((label, pc, err, plan.get("layout")))
+                out["rows"].append({"dtype": dt, "shape": [rows, n], "variant": label,
+                                    "us": t * 1e6, "of_copy": pc, "maxerr": err,
+                                    "plan": plan})
+            host.lanes_config, cfgmod.LANES_ROWS = auto_cfg, auto_rows
+            torch_pc = next((c[1] for c in cells if c[0] == "torch"), float("nan"))
+            print(f"{dt:4s} {rows}x{n}: " + "  ".join(
+                f"{lab} {100 * pc:5.1f}{'' if lab == 'torch' else f' ({pc / torch_pc:.2f}x)'}"
+                f"{'' if lay is None else f' [{lay}]'}{' ERR %.1e' % err if err > 2e-2 else ''}"
+                for lab, pc, err, lay in cells) + f"  at {time.perf_counter() - t0:.0f} s",
+                flush=True)
+            del xs, x0, sets
+            cupy.get_default_memory_pool().free_all_blocks()
+    save_json(a.json, out)
+
+
+class _R:
+    """What a layout pick reads of the rows: their length and dtype."""
+
+    def __init__(self, n, dtype):
+        self.n, self.view = n, type("V", (), {"dtype": np.dtype(dtype)})()
+
+
+if __name__ == "__main__":
+    main()
