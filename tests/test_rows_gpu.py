@@ -215,6 +215,8 @@ def test_repeat_calls_replay_with_new_data(op, shape, fw):
     """The second and later calls take the replay path; each must see its own inputs (rows
     of 5120 and 8000: the register rows on the H200, 160 and 256 threads of 32; softmax's
     rows of 200 and 197: its lanes layout, aligned and shifted, perf-notes r63)."""
+    if op == "swiglu_packed" and shape[-1] % 2:
+        pytest.skip("swiglu's packed halves need an even width (tests/test_rows_errors.py)")
     _fw(fw)
     rng = np.random.default_rng()
     for _ in range(3):
