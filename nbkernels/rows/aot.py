@@ -30,10 +30,11 @@ SHIFTED_OPS = ("softmax_shifted", "softmax_shifted_split", "softmax_shifted_whol
 #: kernels of an op's split rows apart from its main kernel (softmax_kernel.build's
 #: ``nbk_split``, perf-notes r59, and ``nbk_whole``, the row staged whole, r62)
 SPLIT_OPS = ("softmax_split", "softmax_whole")
-#: softmax's lanes layout (several short rows a warp, config.lanes_config; perf-notes r63) at
-#: 32 elements a thread, rows aligned and shifted
-LANES_OPS = ("softmax_lanes", "softmax_shifted_lanes")
-SHIFTED_LANES = LANES_OPS[1:]
+#: the lanes layout's kernels (several short rows a warp, config.lanes_config; perf-notes r63)
+#: at 32 elements a thread: softmax's (rows aligned and shifted) and rms_norm's (with a
+#: residual too)
+LANES_OPS = ("softmax_lanes", "softmax_shifted_lanes", "rms_norm_lanes",
+             "rms_norm_residual_lanes")
 
 
 def _build(op: str, kind: str, arch: Arch):
@@ -71,8 +72,10 @@ def _build(op: str, kind: str, arch: Arch):
         k, sig = S.build(kind, hw, cfgmod.PER_THREAD, True).nbk_split, S.SIG
     elif op == "softmax_shifted_whole":
         k, sig = S.build(kind, hw, cfgmod.PER_THREAD, True).nbk_whole, S.SIG
-    elif op in LANES_OPS:
-        k, sig = S.build(kind, hw, cfgmod.PER_THREAD, op in SHIFTED_LANES).nbk_lanes, S.SIG
+    elif op in LANES_OPS[:2]:
+        k, sig = S.build(kind, hw, cfgmod.PER_THREAD, "shifted" in op).nbk_lanes, S.SIG
+    elif op in LANES_OPS[2:]:
+        k, sig = R.build(kind, kind, hw, "residual" in op).nbk_lanes, R.SIG
     elif op == "softmax_shifted_regs":
         k, sig = S.build(kind, hw, cfgmod.REGS_PER_THREAD, True).nbk_regs, S.SIG
     elif op.removesuffix("32") in REGS_OPS:  # the register-row kernels (16-bit, sm_80+; r43-r45)
@@ -143,8 +146,11 @@ def dispatch(arch: Arch | None):
                f"rows up to {cfgmod.LANES_ROWS:,} on 8, 16 or 32 lanes a row, several rows "
                "a warp, in registers: rows/softmax_lanes (misaligned: "
                "rows/softmax_shifted_lanes)")
+    lanes = (f"; rows up to {cfgmod.LANES_ROWS:,} on 8, 16 or 32 lanes a row, several rows a "
+             f"warp, in registers: rows/{{op}}_lanes")
     return [(op, DTYPE[k], f"rows/{op}", why[hw or k != "bf16"] +
              (shifted if op == "softmax" else "") +
+             (lanes.format(op=op) if op in ("rms_norm", "rms_norm_residual") else "") +
              (narrow.format(op=op) if op in NARROW_OPS else "") +
              (wide if hw and op == "rms_norm" and k in WIDE_KINDS else "") +
              (regs.format(op=op, but=" but rows of 8,192" if op == "rms_norm" else "")

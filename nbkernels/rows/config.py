@@ -246,11 +246,12 @@ def regs_config(n: int, choices=(PER_THREAD, REGS_PER_THREAD)) -> RowConfig:
     return RowConfig("regs", threads, per_thread=p)
 
 
-def lanes_config(n: int, slot: int, per_thread: int = PER_THREAD,
-                 block: int = LANES_BLOCK) -> RowConfig | None:
+def lanes_config(n: int, slot: int, per_thread: int = PER_THREAD, block: int = LANES_BLOCK,
+                 groups_max: int = LANES_GROUPS) -> RowConfig | None:
     """The lanes layout for rows of ``n`` elements in slot groups of ``slot`` (16 bytes):
     the fewest lanes a row (:data:`LANES`) whose threads hold the row in at most
-    :data:`LANES_GROUPS` groups each, 32 lanes from :data:`LANES_WIDE` groups a row or where
+    ``groups_max`` groups each (an op's own; default :data:`LANES_GROUPS`), 32 lanes from
+    :data:`LANES_WIDE` groups a row or where
     fewer would hold more, up to ``per_thread`` elements a lane; a thread as many whole slot
     groups as that takes (a build per group count, never per row length), ``block`` threads
     a block. None where a row needs more than 32 lanes of ``per_thread``."""
@@ -260,7 +261,7 @@ def lanes_config(n: int, slot: int, per_thread: int = PER_THREAD,
         if lanes == LANES[-1]:
             return RowConfig("lanes", lanes, block // lanes, per_thread=p) \
                 if p <= per_thread else None
-        if p <= min(per_thread, slot * LANES_GROUPS) and groups < LANES_WIDE:
+        if p <= min(per_thread, slot * groups_max) and groups < LANES_WIDE:
             return RowConfig("lanes", lanes, block // lanes, per_thread=p)
     return None
 

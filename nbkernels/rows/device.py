@@ -785,6 +785,77 @@ def walk(G):
     return int64(cuda.blockIdx.x) * per + grp, int64(cuda.gridDim.x) * per, tb - grp * G, grp
 
 
+def make_lanes(io, pad):
+    """The lanes layout's pieces (RowConfig "lanes": ``G`` of 8, 16 or 32 lanes a row,
+    several rows a warp, each loaded straight into registers; perf-notes r63) for rows of
+    ``io``'s kind:
+
+    - ``place(G, rows)``: (row, lane in the row, mine) of this thread; a group past the last
+      row works on the last row again (every lane of the warp takes part in the shuffles)
+      with ``mine`` false: it stores nothing.
+    - ``left(m, t, G, j)``: elements of the row from lane ``t``'s slot group ``j`` on (``S``
+      or more: the group lies in the row; 0 or less: past it).
+    - ``load(addr, m, t, G, xv)``: the lane's groups of the row at ``addr`` (``m`` elements)
+      as float32 in ``xv``, every slot past the row ``pad`` (softmax's -inf: out of the max,
+      and exp(-inf - max) = 0 in the sum; zero for sums of squares): the statistics take
+      the unmasked path whatever the lane holds, so a warp whose rows end in different
+      groups of its lanes runs one path, not both. A group past the row loads nothing.
+    - ``loops``: the most groups a loop over a lane's groups holds (two loops, each unrolled).
+    """
+    gload_words, unpack_row = io.gload_words, io.unpack_row
+    S, GW, V, NW = io.slot, io.gw, io.groups, io.words
+    HL = min(V, 4)
+    PAD, PADDED = np.float32(pad), pad != 0
+
+    @dev
+    def place(G, rows):
+        tb = int64(cuda.threadIdx.x)
+        lg = lanes_of(G)
+        grp = tb >> lg
+        row = (int64(cuda.blockIdx.x) * int64(cuda.blockDim.x) >> lg) + grp
+        mine = row < rows
+        return (row if mine else rows - 1), tb - (grp << lg), mine
+
+    @dev
+    def left(m, t, G, j):
+        return int32(m) - (int32(j) * int32(G) + int32(t)) * int32(S)
+
+    @dev
+    def load_group(addr, m, t, G, j, words):
+        k = left(m, t, G, j)
+        if k >= int32(S):
+            gload_words(addr, m, t, G, j, words, j * GW, True)
+        elif k > int32(0):  # the row's last group, partly past it
+            gload_words(addr, m, t, G, j, words, j * GW, False)
+        else:  # past the row: no loads (every lane of a group of 8 but the first past a
+            for i in range(GW):  # row of 200, perf-notes r63)
+                words[j * GW + i] = uint32(0)
+
+    @dev
+    def pad_group(m, t, G, j, xv):
+        k = left(m, t, G, j)
+        if k < int32(S):
+            for e in range(S):
+                if int32(e) >= k:
+                    xv[j * S + e] = PAD
+
+    @dev
+    def load(addr, m, t, G, xv):
+        words = cuda.local.array(NW, uint32)
+        for j in range(HL):
+            load_group(addr, m, t, G, j, words)
+        for j in range(HL, V):
+            load_group(addr, m, t, G, j, words)
+        unpack_row(words, xv)
+        if PADDED:  # zeros are what the loads leave past the row
+            for j in range(HL):
+                pad_group(m, t, G, j, xv)
+            for j in range(HL, V):
+                pad_group(m, t, G, j, xv)
+
+    return SimpleNamespace(place=place, left=left, load=load, loops=HL)
+
+
 def make_loop(io, prologue, stage, work, max_buffers=4, shared=False):
     """``loop(sm, G, items, nbuf, words, vwords, ctx)``: the groups of ``G`` threads walk work
     items (rows, or chunks) ``i, i + step, ...`` (:func:`walk`), each group with a ring of

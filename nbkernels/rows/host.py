@@ -403,7 +403,8 @@ class Call:
         if cfg.variant == "lanes":  # nothing staged either
             if getattr(kernel, "nbk_lanes", None) is None:
                 raise NbkernelsError(f"{self.who}: the lanes layout (RowConfig variant 'lanes') "
-                                     f"is built for softmax only")
+                                     f"is built for softmax and rms_norm, at most 32 "
+                                     f"elements a lane")
             return cfg
         if cfg.variant == "regs":  # nothing staged
             if getattr(kernel, "nbk_regs", None) is None:
@@ -826,9 +827,10 @@ def wants_lanes(call: Call, r: Rows, config) -> bool:
     return r.n <= cfgmod.LANES_ROWS
 
 
-def lanes_config(r: Rows) -> cfgmod.RowConfig | None:
-    """:func:`config.lanes_config` for rows ``r`` (their planned length)."""
-    return cfgmod.lanes_config(r.n, 16 // r.view.dtype.itemsize)
+def lanes_config(r: Rows, groups_max: int = cfgmod.LANES_GROUPS) -> cfgmod.RowConfig | None:
+    """:func:`config.lanes_config` for rows ``r`` (their planned length), at most
+    ``groups_max`` slot groups a lane where fewer than 32 lanes hold the row (the op's)."""
+    return cfgmod.lanes_config(r.n, 16 // r.view.dtype.itemsize, groups_max=groups_max)
 
 
 def narrow_per_thread(r: Rows, config, per_thread: int) -> int:

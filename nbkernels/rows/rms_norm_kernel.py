@@ -7,7 +7,7 @@ import os
 from collections import namedtuple
 
 import numpy as np
-from numba import cuda, float32, int64, types, uint32
+from numba import cuda, float32, int32, int64, types, uint32
 
 from ..errors import NbkernelsError
 from ..intrinsics import memory as M
@@ -15,7 +15,8 @@ from .. import repeat
 from . import host
 from .config import for_arch, regs_config, wide_dram
 from .device import (ELEMENT_BYTES, MAX_THREADS, MAX_WARPS, PER_THREAD, dev, group_sum,
-                     locate, make_io, make_loop, opaque, rsqrt_ftz, staging_base)
+                     lanes_sum, locate, make_io, make_lanes, make_loop, opaque, rsqrt_ftz,
+                     staging_base)
 
 NormWithResidual = namedtuple("NormWithResidual", ["out", "residual"])
 NSTAT = 1  # partial sum of squares per chunk
@@ -48,6 +49,12 @@ WIDE_ROWS = (4097, 8192)  # row lengths that take the wide build, where DRAM is 
 #: 1.4-2.7 points above the 64-element register rows (H200, perf-notes r45) and 0.2-0.6 above
 #: the 32-element ones (session 49, run C); not rows of 4096 and under (-0.15 to -0.36, run C)
 REGS_RMS_ROWS = (WIDE_ROWS[0], WIDE_ROWS[1] - 1)
+#: slot groups a lane of the lanes layout holds at most where fewer than 32 lanes hold the
+#: row (config.lanes_config; softmax's 4): on the H200 (perf-notes r63, run F) 16-bit rows of
+#: 200 on 16 lanes of 2 groups moved 89.3% of copy (90.6 with a residual) against 85.7 (84.0)
+#: on 8 of 4; float32 rows of 200 on 32 lanes of 2 94.9 against 94.6 on 16 of 4; rows of 64 on
+#: 8 lanes either way
+LANES_GROUPS = 2
 
 
 def has_wide(kind: str, sm80: bool, resid: bool) -> bool:
@@ -140,9 +147,31 @@ def build(kind: str, wkind: str, sm80: bool, resid: bool, per_thread: int = PER_
                     out_group(sm, xv, w, yrow, m, inv, t, G, j, False)
                 for j in range(H, V):
                     out_group(sm, xv, w, yrow, m, inv, t, G, j, False)
-        return scale
+        return scale, out_group
 
-    scale_staged, scale_global = make_scale(True), make_scale(False)
+    (scale_staged, _), (scale_global, out_global) = make_scale(True), make_scale(False)
+    lanes = make_lanes(io, 0.0)  # slots past a row zero: nothing in the sum of squares
+    lanes_place, lanes_load, group_left, HL = lanes.place, lanes.load, lanes.left, lanes.loops
+
+    @dev
+    def lanes_keep_h(hrow, m, t, G, j, xv):
+        """:func:`keep_h` of group ``j`` where it lies in the row (16 bytes where whole)."""
+        k = group_left(m, t, G, j)
+        if k >= int32(S):
+            keep_h(hrow, m, t, G, j, True, xv)
+        elif k > int32(0):
+            keep_h(hrow, m, t, G, j, False, xv)
+
+    @dev
+    def lanes_out_group(w, yrow, m, inv, t, G, j, xv):
+        """Group ``j`` of y (the weight read from global address ``w``) where it lies in the
+        row: 16-byte loads and stores where whole, element by element where it ends the
+        row, nothing past it."""
+        k = group_left(m, t, G, j)
+        if k >= int32(S):
+            out_global(uint32(0), xv, w, yrow, m, inv, t, G, j, True)
+        elif k > int32(0):
+            out_global(uint32(0), xv, w, yrow, m, inv, t, G, j, False)
 
     @dev
     def prologue(sm, ws, t, G, c):
@@ -232,6 +261,40 @@ def build(kind: str, wkind: str, sm80: bool, resid: bool, per_thread: int = PER_
 
     rms_norm_regs.nbk_launch_bounds = (MAX_THREADS, 1)
 
+    @cuda.jit
+    def rms_norm_lanes(X, R, W, Y, H, n, rows, sx, sr, sy, sh_, eps, phase, G, chunks, nbuf,
+                       WS):
+        """The lanes layout (RowConfig "lanes", device.make_lanes): short rows, ``G`` (8, 16
+        or 32) lanes a row and several rows a warp, loaded straight into registers, the
+        weight read per group from global memory (L1); perf-notes r63. With a residual,
+        h = x + residual is formed, rounded, stored and normalized. The arguments are the
+        main kernel's; ``phase``, ``chunks`` and ``nbuf`` are unused, ``WS`` stands in for
+        the reduction scratch the lanes' shuffles do not use."""
+        row, t, mine = lanes_place(G, rows)
+        xa, ra, wa = int64(M.gmem_addr(X, 0)), int64(M.gmem_addr(R, 0)), int64(M.gmem_addr(W, 0))
+        ya, ha = int64(M.gmem_addr(Y, 0)), int64(M.gmem_addr(H, 0))
+        xv = cuda.local.array(P, float32)
+        lanes_load(xa + row * sx * esz, n, t, G, xv)
+        if resid:
+            rv = cuda.local.array(P, float32)
+            lanes_load(ra + row * sr * esz, n, t, G, rv)
+            for e in range(P):
+                xv[e] += rv[e]
+            if mine:  # h rounded to x's dtype, stored, and what is normalized
+                for j in range(HL):
+                    lanes_keep_h(ha + row * sh_ * esz, n, t, G, j, xv)
+                for j in range(HL, V):
+                    lanes_keep_h(ha + row * sh_ * esz, n, t, G, j, xv)
+        ss = lanes_sum(squares(xv), G, WS, 0)
+        inv = rsqrt_ftz(ss * (float32(1) / float32(n)) + eps)
+        if mine:
+            for j in range(HL):
+                lanes_out_group(wa, ya + row * sy * esz, n, inv, t, G, j, xv)
+            for j in range(HL, V):
+                lanes_out_group(wa, ya + row * sy * esz, n, inv, t, G, j, xv)
+
+    rms_norm_lanes.nbk_launch_bounds = (MAX_THREADS, 1)
+
     # .minnctapersm 1: without it ptxas squeezed some variants to 64 registers with spills
     # (layer_norm f32 on sm_90a 16 B, swiglu f32 on sm_80 12 B); how many blocks share
     # an SM is chosen per launch from the real count (host.Call.loop_launch)
@@ -240,6 +303,7 @@ def build(kind: str, wkind: str, sm80: bool, resid: bool, per_thread: int = PER_
     # (host.wants_regs; the 64-element build by default)
     rms_norm_kernel.nbk_regs = rms_norm_regs if has_wide(kind, sm80, resid) else None
     rms_norm_kernel.nbk_resid = resid
+    rms_norm_kernel.nbk_lanes = rms_norm_lanes if P <= PER_THREAD else None
     # H200 run 6 (perf-notes r5): a block per row beat the row loop for f32 (84/92 vs 75/83%
     # of copy) and with a residual (82-92 vs 74-87%); the loop won for 16-bit rows alone.
     rms_norm_kernel.nbk_loop_default = "0" if (resid or kind == "f32") else None
@@ -322,9 +386,14 @@ def _rms_norm(x, weight, eps, *, residual, out, residual_out, stream=None, confi
     H = call.output(residual_out, "residual_out", X) if R is not None else None
     hw = for_arch(call.arch()).sm80
     can = has_wide(X.kind, hw, R is not None)
-    regs = host.wants_regs(call, X, config, can, auto_rows=REGS_RMS_ROWS)
+    lanes = host.wants_lanes(call, X, config)
+    if lanes and config is None:  # several short rows a warp (perf-notes r63)
+        config = host.lanes_config(X, LANES_GROUPS)
+    regs = not lanes and host.wants_regs(call, X, config, can, auto_rows=REGS_RMS_ROWS)
     P = WIDE_PER_THREAD if can and (regs or wide(X.n, config)) else PER_THREAD
-    if regs and config is None:
+    if lanes:
+        P = config.per_thread if config is not None else PER_THREAD
+    elif regs and config is None:
         config = regs_config(X.n, (PER_THREAD, WIDE_PER_THREAD))
         P = config.per_thread
     elif not regs:  # narrow rows: the slot groups a thread they need (perf-notes r54-r56)

@@ -14,7 +14,7 @@ from .. import repeat
 from . import host
 from .config import REGS_PER_THREAD, for_arch, regs_config
 from .device import (ELEMENT_BYTES, MAX_THREADS, MAX_WARPS, NEG_INF, PER_THREAD, dev, fast_exp,
-                     group_max, group_sum, lanes_max, lanes_sum, lanes_of, locate, make_io,
+                     group_max, group_sum, lanes_max, lanes_sum, locate, make_io, make_lanes,
                      make_loop, opaque, rcp_ftz, staging_base)
 
 NSTAT = 2  # per chunk: max and sum of exp(x - max)
@@ -48,7 +48,6 @@ def build(kind: str, sm80: bool, per_thread: int = PER_THREAD, shifted: bool = F
     issue, wait, load_row, store_group, count = (io.issue, io.wait, io.load_row,
                                                  io.store_group, io.count)
     thread_full = io.thread_full
-    gload_words, unpack_row, GW = io.gload_words, io.unpack_row, io.gw
     gload_row, store_from = io.gload_row, io.store_group_from
     P, esz, V, S, NW = per_thread, ELEMENT_BYTES[kind], io.groups, io.slot, io.words
     # the 64-element build writes in two loops of at most 4 groups (layer_norm's write_row:
@@ -366,49 +365,8 @@ def build(kind: str, sm80: bool, per_thread: int = PER_THREAD, shifted: bool = F
 
     softmax_regs.nbk_launch_bounds = (MAX_THREADS, 1)
 
-    HL = min(V, 4)  # the lanes layout's loops over a thread's groups: at most 4 each
-
-    @dev
-    def group_left(m, t, G, j):
-        """Elements of the row from this thread's slot group ``j`` on: ``S`` or more, the
-        group lies in the row; 0 or less, past it."""
-        return int32(m) - (int32(j) * int32(G) + int32(t)) * int32(S)
-
-    @dev
-    def lanes_load_group(addr, m, t, G, j, words):
-        left = group_left(m, t, G, j)
-        if left >= int32(S):
-            gload_words(addr, m, t, G, j, words, j * GW, True)
-        elif left > int32(0):  # the row's last group, partly past it
-            gload_words(addr, m, t, G, j, words, j * GW, False)
-        else:  # past the row: no loads (every lane of a group of 8 but the first past a
-            for i in range(GW):  # row of 200, perf-notes r63)
-                words[j * GW + i] = uint32(0)
-
-    @dev
-    def lanes_pad_group(m, t, G, j, xv):
-        left = group_left(m, t, G, j)
-        if left < int32(S):
-            for k in range(S):
-                if int32(k) >= left:
-                    xv[j * S + k] = NEG_INF
-
-    @dev
-    def lanes_load(addr, m, t, G, xv):
-        """This thread's groups of the row at ``addr`` (``m`` elements) as float32 in ``xv``,
-        its slots past the row -inf: the row statistics then take the full path whatever
-        the thread holds (out of the max; exp(-inf - max) = 0 in the sum), and a warp
-        whose rows end in different groups of its lanes runs one path, not both."""
-        words = cuda.local.array(NW, uint32)
-        for j in range(HL):
-            lanes_load_group(addr, m, t, G, j, words)
-        for j in range(HL, V):
-            lanes_load_group(addr, m, t, G, j, words)
-        unpack_row(words, xv)
-        for j in range(HL):
-            lanes_pad_group(m, t, G, j, xv)
-        for j in range(HL, V):
-            lanes_pad_group(m, t, G, j, xv)
+    lanes = make_lanes(io, NEG_INF)  # slots past a row -inf
+    HL, group_left, lanes_place, lanes_load = lanes.loops, lanes.left, lanes.place, lanes.load
 
     @dev
     def lanes_store_group(yrow, cl, m, t, G, j, scale, xv):
@@ -433,14 +391,7 @@ def build(kind: str, sm80: bool, per_thread: int = PER_THREAD, shifted: bool = F
         A group past the last row works on the last row again (every lane of the warp
         takes part in the shuffles) and stores nothing. The arguments are the main
         kernel's; ``phase``, ``chunks``, ``nbuf`` and ``WS`` are unused."""
-        tb = int64(cuda.threadIdx.x)
-        lg = lanes_of(G)
-        grp = tb >> lg
-        t = tb - (grp << lg)
-        row = (int64(cuda.blockIdx.x) * int64(cuda.blockDim.x) >> lg) + grp
-        mine = row < rows
-        if not mine:
-            row = rows - 1
+        row, t, mine = lanes_place(G, rows)
         xa, ya = int64(M.gmem_addr(X, 0)), int64(M.gmem_addr(Y, 0))
         h = head(xa + row * sx * esz)  # 0 unless shifted
         cl = head_slots(h, t, True)
