@@ -38,7 +38,7 @@ def test_catalogue_per_arch():
         f"rows/{op}/{k}" for op in rows_aot.OPS for k in rows_aot.KINDS} | {
         f"rows/{op}_narrow/{k}" for op in rows_aot.NARROW_OPS for k in rows_aot.KINDS} | {
         f"rows/{op}/{k}" for op in rows_aot.SPLIT_OPS + rows_aot.SHIFTED_OPS[:3] +
-        ("softmax_lanes", "softmax_shifted_lanes") for k in rows_aot.KINDS} | {
+        rows_aot.LANES_OPS for k in rows_aot.KINDS} | {
         "rows/padcopy/u16", "rows/padcopy/u32"}
     assert {f"rows/softmax_shifted_regs/{k}" for k in ("f16", "bf16")} <= skipped
     assert {f"gemm/sm80/{k}" for k in gemm_aot.SM80_KINDS} <= skipped

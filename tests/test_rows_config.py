@@ -620,3 +620,18 @@ def test_lanes_layout_is_taken_for_short_rows(monkeypatch, n, sim, env, cfg, wan
         monkeypatch.setenv(k, v)
     assert host.wants_lanes(types.SimpleNamespace(sim=sim), types.SimpleNamespace(n=n), cfg) \
         is want
+
+
+@pytest.mark.parametrize("n, slot, want", [
+    (200, 8, (16, 16)),  # rms_norm's 16-bit rows of 200: 16 lanes of 2 (r63 run F: 89.3 / 85.7)
+    (64, 8, (8, 8)),
+    (200, 4, (32, 8)),  # float32: 32 lanes of 2
+    (64, 4, (8, 8)),
+    (768, 8, (32, 24)),  # rows that need 32 lanes: as softmax's
+])
+def test_lanes_config_takes_an_ops_own_group_limit(n, slot, want):
+    from nbkernels.rows.config import lanes_config
+    from nbkernels.rows.rms_norm_kernel import LANES_GROUPS
+
+    cfg = lanes_config(n, slot, groups_max=LANES_GROUPS)
+    assert (cfg.threads, cfg.per_thread) == want and cfg.capacity >= n

@@ -176,6 +176,17 @@ CASES += [("softmax", dt, s, lay, sp, var) for dt in DTYPES
                                   ((2049, 1000), "contig", None, None))]
 CASES += [("softmax", dt, (129, n), "contig", None, None) for dt in ("bfloat16", "float32")
           for n in range(1, 34)]
+# rms_norm's lanes layout (r63), with and without a residual: the same shapes by the automatic
+# choice and each lane count forced
+CASES += [(op, dt, s, lay, sp, var) for op in ("rms_norm", "rms_norm_residual") for dt in DTYPES
+          for s, lay, sp, var in (((4097, 200), "contig", "nonfinite", "lanes8"),
+                                  ((1025, 500), "contig", "big", "lanes16"),
+                                  ((301, 1000), "rowstride", None, "lanes32"),
+                                  ((3, 777, 197), "misaligned", None, "lanesauto"),
+                                  ((3001, 768), "contig", None, None),
+                                  ((2049, 1024), "contig", None, None))]
+CASES += [(op, dt, (129, n), "contig", None, None) for op in ("rms_norm", "rms_norm_residual")
+          for dt in ("bfloat16", "float32") for n in range(1, 34, 4)]
 
 
 def _fw(fw):

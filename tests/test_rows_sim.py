@@ -213,6 +213,17 @@ LANES_CASES += [("softmax", dt, (s0, n), lay, sp, "lanesauto")
                                            ("float16", 3, 500, "rowstride", None),
                                            ("bfloat16", 2, 1000, "contig", "huge"),
                                            ("float32", 3, 1000, "misaligned", "nonfinite"))]
+# rms_norm's (r63): with and without a residual, every lane count, as the automatic choice
+# takes it (a padded copy for misaligned rows: rms_norm has no shifted build)
+LANES_CASES += [(op, dt, s, lay, sp, var) for op in ("rms_norm", "rms_norm_residual")
+                for dt, s, lay, sp, var in (("bfloat16", (37, 200), "contig", None, "lanes8"),
+                                            ("float32", (6, 300), "contig", "nonfinite",
+                                             "lanes16"),
+                                            ("float16", (4, 1000), "rowstride", None, "lanes32"),
+                                            ("bfloat16", (5, 13), "contig", "big", "lanes8w"),
+                                            ("float32", (19, 197), "contig", None, "lanesauto"),
+                                            ("float16", (2, 3, 90), "misaligned", None,
+                                             "lanesauto"))]
 CASES += LANES_CASES
 
 # rows in the warp layout on builds of as many slot groups a lane as they need (perf-notes r54):
