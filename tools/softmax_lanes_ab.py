@@ -1,12 +1,13 @@
-"""softmax on short rows, the lanes layout against the staged one and torch eager, in one
-process (perf-notes r63; measurement only):
-``python tools/softmax_lanes_ab.py [--dtypes bf16,f32] [--sizes 262144x197,...] [--json F]``.
+"""Short rows in the lanes layout against the staged one and torch eager, in one process
+(perf-notes r63; measurement only): ``python tools/softmax_lanes_ab.py [--ops softmax,rms_norm]
+[--dtypes bf16,f32] [--sizes 262144x197,...] [--json F]`` (ops with a lanes layout: softmax,
+rms_norm, rms_norm_residual; default softmax).
 
 Each size is timed as the package picks it with the lanes layout off (``staged``:
 config.LANES_ROWS 0: the warp loop of session 51), as it picks it now (``auto``), in
 the lanes layout at a fixed number of lanes a row and threads a block (``lanesG/B``: the
-elements a thread still fitted to the row, as config.lanes_config does) and torch's
-``F.softmax``; % of the 1 GiB copy (rows_ab_quick's inputs, rotation and timing)."""
+elements a thread still fitted to the row, as config.lanes_config does) and torch eager
+(``rows.bench``'s peers); % of the 1 GiB copy (rows_ab_quick's inputs, rotation and timing).""" 
 import argparse
 import time
 
@@ -21,10 +22,10 @@ def main():
     import cupy
     import torch
 
-    import nbkernels
     from nbkernels.rows import bench, config as cfgmod, host
 
     ap = argparse.ArgumentParser()
+    ap.add_argument("--ops", default="softmax")
     ap.add_argument("--dtypes", default="bf16,f32")
     ap.add_argument("--reps", type=int, default=30)
     ap.add_argument("--json")
@@ -45,48 +46,55 @@ def main():
     variants = [("staged", 0, auto_cfg), ("auto", auto_rows, auto_cfg)]
     variants += [(f"lanes{G}/{B}", 1 << 20, fixed(G, B)) for G, B in FIXED]
     out = {"copy_GBps": bw * 1e-9, "rows": []}
-    for dt in a.dtypes.split(","):
-        dtype = bench.dtype_named(dt)
-        for rows, n in sizes:
-            x0 = device_normals((rows, n), dtype)
-            xs = rotated(x0, l2)
-            sets = [(x,) for x in xs]
-            moved = bench.bytes_moved("softmax", rows, n, dtype.itemsize)
-            ref = torch.softmax(torch.from_dlpack(x0).float(), -1)
-            cells = []
-            for label, lrows, pick in variants + [("torch", None, None)]:
-                if pick is None:
-                    fn = bench._fns("softmax")[1]
-                else:
-                    cfgmod.LANES_ROWS = lrows
-                    host.lanes_config = pick
-                    if pick is not auto_cfg and pick(_R(n, dtype)) is None:
-                        continue  # the row needs more than 32 lanes of 32
-                    fn = nbkernels.softmax
-                host.LAST_PLAN.clear()
-                host._FAST.clear()  # a repeat call replays the launch it remembered: the
-                try:  # first variant's, whatever the layout picks now
-                    got = fn(x0)
-                except Exception as e:  # a layout that cannot take these rows: said, skipped
-                    print(f"  {label}: {type(e).__name__}: {e}")
-                    continue
-                err = float((torch.from_dlpack(got).float() - ref).abs().max())
-                plan = dict(host.LAST_PLAN)  # the first call's (the repeats replay it)
-                t, _ = bench.time_events(fn, sets, a.reps)
-                pc = moved / t / bw
-                cells.append((label, pc, err, plan.get("layout")))
-                out["rows"].append({"dtype": dt, "shape": [rows, n], "variant": label,
-                                    "us": t * 1e6, "of_copy": pc, "maxerr": err,
-                                    "plan": plan})
-            host.lanes_config, cfgmod.LANES_ROWS = auto_cfg, auto_rows
-            torch_pc = next((c[1] for c in cells if c[0] == "torch"), float("nan"))
-            print(f"{dt:4s} {rows}x{n}: " + "  ".join(
-                f"{lab} {100 * pc:5.1f}{'' if lab == 'torch' else f' ({pc / torch_pc:.2f}x)'}"
-                f"{'' if lay is None else f' [{lay}]'}{' ERR %.1e' % err if err > 2e-2 else ''}"
-                for lab, pc, err, lay in cells) + f"  at {time.perf_counter() - t0:.0f} s",
-                flush=True)
-            del xs, x0, sets
-            cupy.get_default_memory_pool().free_all_blocks()
+    for op in a.ops.split(","):
+        ours, theirs = bench._fns(op)[:2]
+        for dt in a.dtypes.split(","):
+            dtype = bench.dtype_named(dt)
+            for rows, n in sizes:
+                x0, w = device_normals((rows, n), dtype), device_normals((n,), dtype)
+                xs = rotated(x0, l2)
+                sets = ([(x,) for x in xs] if op == "softmax" else
+                        [(x, x.copy(), w) for x in xs] if op == "rms_norm_residual" else
+                        [(x, w, w) for x in xs])
+                moved = bench.bytes_moved(op, rows, n, dtype.itemsize)
+                ref = theirs(*sets[0])
+                ref = (ref[0] if isinstance(ref, tuple) else ref).float()
+                cells = []
+                for label, lrows, pick in variants + [("torch", None, None)]:
+                    fn = theirs
+                    if pick is not None:
+                        cfgmod.LANES_ROWS = lrows
+                        host.lanes_config = pick
+                        if pick is not auto_cfg and pick(_R(n, dtype)) is None:
+                            continue  # the row needs more than 32 lanes of 32
+                        fn = ours
+                    host.LAST_PLAN.clear()
+                    host._FAST.clear()  # a repeat call replays the launch it remembered:
+                    try:  # the first variant's, whatever the layout picks now
+                        got = fn(*sets[0])
+                    except Exception as e:  # a layout that cannot take these rows: skipped
+                        print(f"  {label}: {type(e).__name__}: {e}")
+                        continue
+                    got = got[0] if isinstance(got, tuple) else got
+                    err = float((torch.from_dlpack(got).float() - ref).abs().max())
+                    plan = dict(host.LAST_PLAN)  # the first call's (the repeats replay it)
+                    t, _ = bench.time_events(fn, sets, a.reps)
+                    pc = moved / t / bw
+                    cells.append((label, pc, err, plan.get("layout")))
+                    out["rows"].append({"op": op, "dtype": dt, "shape": [rows, n],
+                                        "variant": label, "us": t * 1e6, "of_copy": pc,
+                                        "maxerr": err, "plan": plan})
+                host.lanes_config, cfgmod.LANES_ROWS = auto_cfg, auto_rows
+                torch_pc = next((c[1] for c in cells if c[0] == "torch"), float("nan"))
+                print(f"{op} {dt:4s} {rows}x{n}: " + "  ".join(
+                    f"{lab} {100 * pc:5.1f}"
+                    f"{'' if lab == 'torch' else f' ({pc / torch_pc:.2f}x)'}"
+                    f"{'' if lay is None else f' [{lay}]'}"
+                    f"{' ERR %.1e' % err if err > 2e-2 * (1 + 100 * (op != 'softmax')) else ''}"
+                    for lab, pc, err, lay in cells) + f"  at {time.perf_counter() - t0:.0f} s",
+                    flush=True)
+                del xs, x0, sets
+                cupy.get_default_memory_pool().free_all_blocks()
     save_json(a.json, out)
 
 
