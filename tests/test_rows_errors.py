@@ -42,8 +42,8 @@ CASES = [
     ("config too small", "nbk.softmax(np.ones((2, 5000), np.float32), "
      "config=nbk.RowConfig('warp', 32, 4))", "NbkernelsError", ["holds 1024", "5000"]),
     # softmax's lanes layout (perf-notes r63): on another op, rows longer than it holds
-    ("lanes elsewhere", "nbk.layer_norm(x, w, w, out=out, config=nbk.RowConfig('lanes', 8, "
-     "16))", "NbkernelsError", ["layer_norm", "lanes layout", "softmax and rms_norm"]),
+    ("lanes elsewhere", "nbk.swiglu(x, x, out=out, config=nbk.RowConfig('lanes', 8, 16))",
+     "NbkernelsError", ["swiglu", "lanes layout", "softmax, rms_norm and layer_norm"]),
     ("lanes too small", "nbk.softmax(x, out=out, config=nbk.RowConfig('lanes', 8, 16, "
      "per_thread=4))", "NbkernelsError", ["lanes layout of 8 threads holds 32", "have 64"]),
     ("lanes threads", "nbk.softmax(x, out=out, config=nbk.RowConfig('lanes', 12, 8))",

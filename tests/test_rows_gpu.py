@@ -187,6 +187,16 @@ CASES += [(op, dt, s, lay, sp, var) for op in ("rms_norm", "rms_norm_residual") 
                                   ((2049, 1024), "contig", None, None))]
 CASES += [(op, dt, (129, n), "contig", None, None) for op in ("rms_norm", "rms_norm_residual")
           for dt in ("bfloat16", "float32") for n in range(1, 34, 4)]
+# layer_norm's lanes layout (r64): each lane count forced, the automatic choice, its values
+CASES += [("layer_norm", dt, s, lay, sp, var) for dt in DTYPES
+          for s, lay, sp, var in (((4097, 200), "contig", "firsts", "lanes8"),
+                                  ((1025, 500), "contig", "offset", "lanes16"),
+                                  ((301, 1000), "rowstride", "nonfinite", "lanes32"),
+                                  ((3, 777, 197), "misaligned", None, "lanesauto"),
+                                  ((3001, 768), "contig", "equal", None),
+                                  ((2049, 1024), "contig", "firsts", None))]
+CASES += [("layer_norm", dt, (129, n), "contig", None, None) for dt in ("bfloat16", "float32")
+          for n in range(1, 34, 4)]
 
 
 def _fw(fw):

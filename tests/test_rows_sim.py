@@ -224,6 +224,19 @@ LANES_CASES += [(op, dt, s, lay, sp, var) for op in ("rms_norm", "rms_norm_resid
                                             ("float32", (19, 197), "contig", None, "lanesauto"),
                                             ("float16", (2, 3, 90), "misaligned", None,
                                              "lanesauto"))]
+# layer_norm's (r64): the values its one-pass moments must survive (a far pivot, a mean far
+# from the spread, equal rows, non-finite values), every lane count, as the automatic choice
+LANES_CASES += [("layer_norm", dt, s, lay, sp, var)
+                for dt, s, lay, sp, var in (("bfloat16", (37, 200), "contig", "firsts", "lanes8"),
+                                            ("float32", (6, 300), "contig", "offset", "lanes16"),
+                                            ("float16", (4, 1000), "rowstride", None, "lanes32"),
+                                            ("bfloat16", (5, 13), "contig", "equal", "lanes8w"),
+                                            ("float32", (19, 197), "contig", "nonfinite",
+                                             "lanesauto"),
+                                            ("float16", (2, 3, 90), "misaligned", "firsts",
+                                             "lanesauto"),
+                                            ("float32", (9, 64), "contig", "equal", "lanesauto"),
+                                            ("bfloat16", (3, 1), "contig", None, "lanesauto"))]
 CASES += LANES_CASES
 
 # rows in the warp layout on builds of as many slot groups a lane as they need (perf-notes r54):

@@ -6,7 +6,7 @@ With OP, only the cases of that op (fewer kernels to compile under the sanitizer
 ``regs``, only the register-row layout's cases; with ``warps``, the blocks of whole warps
 that are no power of two; with ``narrow``, the narrow rows' builds; with ``shifted``, softmax
 on misaligned rows in place and the padded copies' kernel; with ``lanes``, softmax's lanes
-layout (several short rows a warp: softmax, rms_norm).
+layout (several short rows a warp: softmax, rms_norm, layer_norm).
 """
 import sys
 
@@ -110,7 +110,7 @@ SHIFTED = [
 CASES += SHIFTED
 # the lanes layout (perf-notes r63), selected by ``lanes``: softmax on 8 lanes a row (a block's
 # last rows past the rows there are), 16 and 32, rows of one element, misaligned rows in place;
-# rms_norm with and without a residual
+# rms_norm with and without a residual; layer_norm
 LANES = [
     ("softmax", "bfloat16", (37, 200), "contig", None, None),
     ("softmax", "float32", (19, 197), "contig", None, None),
@@ -120,6 +120,8 @@ LANES = [
     ("rms_norm", "bfloat16", (37, 200), "contig", None, None),
     ("rms_norm_residual", "float16", (9, 768), "contig", None, None),
     ("rms_norm_residual", "float32", (5, 300), "contig", None, "lanes16"),
+    ("layer_norm", "bfloat16", (37, 200), "contig", None, None),
+    ("layer_norm", "float32", (9, 1000), "contig", None, None),
 ]
 CASES += LANES
 

@@ -1,7 +1,7 @@
 """Short rows in the lanes layout against the staged one and torch eager, in one process
 (perf-notes r63; measurement only): ``python tools/softmax_lanes_ab.py [--ops softmax,rms_norm]
 [--dtypes bf16,f32] [--sizes 262144x197,...] [--json F]`` (ops with a lanes layout: softmax,
-rms_norm, rms_norm_residual; default softmax).
+rms_norm, rms_norm_residual, layer_norm; default softmax).
 
 Each size is timed as the package picks it with the lanes layout off (``staged``:
 config.LANES_ROWS 0: the warp loop of session 51), as it picks it now (``auto``), in
@@ -37,7 +37,7 @@ def main():
     auto_rows, auto_cfg = cfgmod.LANES_ROWS, host.lanes_config
 
     def fixed(G, B):
-        def pick(r):
+        def pick(r, groups_max=None):  # the op's group limit: not asked, the lanes fixed
             slot = 16 // r.view.dtype.itemsize
             p = slot * -(-max(1, -(-r.n // slot)) // G)
             return cfgmod.RowConfig("lanes", G, B // G, per_thread=p) if p <= 32 else None

@@ -31,10 +31,10 @@ SHIFTED_OPS = ("softmax_shifted", "softmax_shifted_split", "softmax_shifted_whol
 #: ``nbk_split``, perf-notes r59, and ``nbk_whole``, the row staged whole, r62)
 SPLIT_OPS = ("softmax_split", "softmax_whole")
 #: the lanes layout's kernels (several short rows a warp, config.lanes_config; perf-notes r63)
-#: at 32 elements a thread: softmax's (rows aligned and shifted) and rms_norm's (with a
-#: residual too)
+#: at 32 elements a thread: softmax's (rows aligned and shifted), rms_norm's (with a residual
+#: too) and layer_norm's
 LANES_OPS = ("softmax_lanes", "softmax_shifted_lanes", "rms_norm_lanes",
-             "rms_norm_residual_lanes")
+             "rms_norm_residual_lanes", "layer_norm_lanes")
 
 
 def _build(op: str, kind: str, arch: Arch):
@@ -74,8 +74,10 @@ def _build(op: str, kind: str, arch: Arch):
         k, sig = S.build(kind, hw, cfgmod.PER_THREAD, True).nbk_whole, S.SIG
     elif op in LANES_OPS[:2]:
         k, sig = S.build(kind, hw, cfgmod.PER_THREAD, "shifted" in op).nbk_lanes, S.SIG
-    elif op in LANES_OPS[2:]:
+    elif op in LANES_OPS[2:4]:
         k, sig = R.build(kind, kind, hw, "residual" in op).nbk_lanes, R.SIG
+    elif op == "layer_norm_lanes":
+        k, sig = L.build(kind, kind, kind, hw, True, True, cfgmod.PER_THREAD).nbk_lanes, L.SIG
     elif op == "softmax_shifted_regs":
         k, sig = S.build(kind, hw, cfgmod.REGS_PER_THREAD, True).nbk_regs, S.SIG
     elif op.removesuffix("32") in REGS_OPS:  # the register-row kernels (16-bit, sm_80+; r43-r45)
@@ -128,6 +130,8 @@ def dispatch(arch: Arch | None):
                                                 "cvt.bf16 before sm_80)"}
     from .rms_norm_kernel import WIDE_PER_THREAD, WIDE_ROWS
 
+    from . import layer_norm_kernel as L
+
     hw = cfgmod.for_arch(arch).sm80
     wide = (f"; rows of {WIDE_ROWS[0]:,}-{WIDE_ROWS[1]:,} on GPUs above "
             f"{cfgmod.PER_ROW_MAX_GBPS_PER_SM:g} GB/s of DRAM an SM (the H200): "
@@ -146,11 +150,14 @@ def dispatch(arch: Arch | None):
                f"rows up to {cfgmod.LANES_ROWS:,} on 8, 16 or 32 lanes a row, several rows "
                "a warp, in registers: rows/softmax_lanes (misaligned: "
                "rows/softmax_shifted_lanes)")
-    lanes = (f"; rows up to {cfgmod.LANES_ROWS:,} on 8, 16 or 32 lanes a row, several rows a "
-             f"warp, in registers: rows/{{op}}_lanes")
+    lanes = (f"; {{rows}} up to {{most:,}} on 8, 16 or 32 lanes a row, several rows a warp, "
+             f"in registers: rows/{{op}}_lanes")
     return [(op, DTYPE[k], f"rows/{op}", why[hw or k != "bf16"] +
              (shifted if op == "softmax" else "") +
-             (lanes.format(op=op) if op in ("rms_norm", "rms_norm_residual") else "") +
+             (lanes.format(op=op, rows="rows", most=cfgmod.LANES_ROWS)
+              if op in ("rms_norm", "rms_norm_residual") else
+              lanes.format(op=op, rows="rows", most=L.LANES_AUTO_ROWS[k])
+              if op == "layer_norm" and L.LANES_AUTO_ROWS[k] else "") +
              (narrow.format(op=op) if op in NARROW_OPS else "") +
              (wide if hw and op == "rms_norm" and k in WIDE_KINDS else "") +
              (regs.format(op=op, but=" but rows of 8,192" if op == "rms_norm" else "")

@@ -403,8 +403,8 @@ class Call:
         if cfg.variant == "lanes":  # nothing staged either
             if getattr(kernel, "nbk_lanes", None) is None:
                 raise NbkernelsError(f"{self.who}: the lanes layout (RowConfig variant 'lanes') "
-                                     f"is built for softmax and rms_norm, at most 32 "
-                                     f"elements a lane")
+                                     f"is built for softmax, rms_norm and layer_norm, at "
+                                     f"most 32 elements a lane")
             return cfg
         if cfg.variant == "regs":  # nothing staged
             if getattr(kernel, "nbk_regs", None) is None:
@@ -811,11 +811,12 @@ def wants_regs(call: Call, r: Rows, config, built: bool, auto_rows=None) -> bool
     return lo <= r.n <= hi and cfgmod.wide_dram(sm_limits())
 
 
-def wants_lanes(call: Call, r: Rows, config) -> bool:
+def wants_lanes(call: Call, r: Rows, config, auto_rows: int | None = None) -> bool:
     """Whether a call on rows ``r`` (their planned length) runs in the lanes layout (several
     short rows a warp, softmax's): asked for (``config``'s variant, else env
     NBKERNELS_ROW_VARIANT), or, with no layout forced (neither of those nor
-    NBKERNELS_ROWS_LOOP), rows of at most :data:`config.LANES_ROWS` elements on a GPU (the
+    NBKERNELS_ROWS_LOOP), rows of at most ``auto_rows`` elements (an op's own, where it
+    measured the layout faster on fewer; default :data:`config.LANES_ROWS`) on a GPU (the
     simulator takes the staged layouts unless asked: they stay its default path)."""
     if config is not None:
         return config.variant == "lanes"
@@ -824,7 +825,7 @@ def wants_lanes(call: Call, r: Rows, config) -> bool:
         return env == "lanes"
     if call.sim or os.environ.get("NBKERNELS_ROWS_LOOP"):
         return False
-    return r.n <= cfgmod.LANES_ROWS
+    return r.n <= (cfgmod.LANES_ROWS if auto_rows is None else auto_rows)
 
 
 def lanes_config(r: Rows, groups_max: int = cfgmod.LANES_GROUPS) -> cfgmod.RowConfig | None:

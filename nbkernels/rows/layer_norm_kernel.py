@@ -8,7 +8,7 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-from numba import cuda, float32, int64, types, uint32
+from numba import cuda, float32, int32, int64, types, uint32
 
 from ..intrinsics import memory as M
 from ..intrinsics.warp import shfl_bfly_f32
@@ -16,10 +16,19 @@ from .. import repeat
 from . import host
 from .config import for_arch, regs_config
 from .device import (ELEMENT_BYTES, EXCHANGE_SLOTS, MAX_THREADS, MAX_WARPS, PER_THREAD, dev,
-                     exchange, group_sum, lanes16_sum, locate, make_io, make_loop, opaque,
-                     rcp_ftz, rsqrt_ftz, staging_base)
+                     exchange, group_sum, lanes16_sum, locate, make_io, make_lanes, make_loop,
+                     opaque, rcp_ftz, rsqrt_ftz, staging_base)
 
 NEG_ZERO = np.float32(-0.0)  # x + -0 is x for every x, -0 included
+#: slot groups a lane of the lanes layout holds at most where fewer than 32 lanes hold the
+#: row (config.lanes_config): rms_norm's 2, the weight's and bias's per-group loads beside
+#: each group's store (perf-notes r63, r64)
+LANES_GROUPS = 2
+#: rows layer_norm takes in the lanes layout by itself, by kind: 16-bit rows of up to 256 (16
+#: lanes of at most 2 groups; H200, perf-notes r64 run G: 65.8% of copy at bf16 262144 x 200
+#: against the staged layouts' 26.7). Longer rows and float32 keep the staged layouts (not
+#: measured in lanes; 16-bit rows on 8 lanes of 4 groups, a 116-register build, moved 16.5%)
+LANES_AUTO_ROWS = {"f16": 256, "bf16": 256, "f32": 0}
 NSTAT = 2  # per chunk: mean and sum of squared deviations (combined exactly, Chan et al.)
 
 
@@ -283,10 +292,11 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
                     packed_group(words, z, j, xt, w, b, t, G, m, rstd, cst, False, yrow)
                 for j in range(H, V):
                     packed_group(words, z, j, xt, w, b, t, G, m, rstd, cst, False, yrow)
-        return write_row, write_packed
+        return write_row, write_packed, out_group
 
     write_staged = make_write(True)[0]  # the row loop's (its vectors staged)
-    write_global, write_packed = make_write(False)  # split rows' chunks; the register rows
+    # split rows' chunks; the register rows; the lanes layout's groups
+    write_global, write_packed, out_global = make_write(False)
 
     @dev
     def packed_sums(words, j, xt, c, full, acc):
@@ -432,12 +442,102 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
 
     layer_norm_regs.nbk_launch_bounds = (MAX_THREADS, 1)
 
+    lanes = make_lanes(io, 0.0)
+    lanes_place, lanes_load, lanes_left, HL = lanes.place, lanes.load, lanes.left, lanes.loops
+
+    @dev
+    def lanes_pivot(xv, m, t, G, j, xt):
+        """Group ``j``'s slots past the row set to the lane's pivot ``xt``: x - xt is 0
+        there, out of both sums, without a mask per element."""
+        k = lanes_left(m, t, G, j)
+        if k < int32(S):
+            for e in range(S):
+                if int32(e) >= k:
+                    xv[j * S + e] = xt
+
+    @dev
+    def lanes_moments(x0, t, G, m, rm, xv):
+        """:func:`moments` over a row's ``G`` lanes (8, 16 or 32; the lanes layout): each
+        lane's sums of x - xt and its squares over all its slots (those past the row hold
+        xt), its squared deviations over its ``c`` elements, then the lanes' exact
+        combination (Chan et al., :func:`meet`) in the butterfly steps within the row's
+        lanes. ``xv`` leaves holding x - xt. Returns (mean, M2, delta = mean - xt)."""
+        c = count(t, G, m)
+        xt = xv[0] if c > 0 else x0
+        for j in range(HL):
+            lanes_pivot(xv, m, t, G, j, xt)
+        for j in range(HL, V):
+            lanes_pivot(xv, m, t, G, j, xt)
+        s0, s1, q0, q1 = zero, zero, zero, zero
+        for e in range(0, P, 2):
+            xv[e] -= xt
+            xv[e + 1] -= xt
+            s0 += xv[e]
+            s1 += xv[e + 1]
+            q0 += xv[e] * xv[e]
+            q1 += xv[e + 1] * xv[e + 1]
+        s, nw = s0 + s1, float32(c)
+        M2 = (q0 + q1) - s * s * rcp_ftz(nw) if c > 0 else zero
+        if M2 < zero:  # rounding below 0 (not max(): a NaN must stay NaN)
+            M2 = zero
+        D = s + nw * (xt - x0)  # the lane's sum of x - x0
+        if G > 16:
+            D, M2, nw = meet(D, M2, nw, shfl_bfly_f32(D, 16), shfl_bfly_f32(M2, 16),
+                             shfl_bfly_f32(nw, 16))
+        if G > 8:
+            D, M2, nw = meet(D, M2, nw, shfl_bfly_f32(D, 8), shfl_bfly_f32(M2, 8),
+                             shfl_bfly_f32(nw, 8))
+        D, M2, nw = meet(D, M2, nw, shfl_bfly_f32(D, 4), shfl_bfly_f32(M2, 4),
+                         shfl_bfly_f32(nw, 4))
+        D, M2, nw = meet(D, M2, nw, shfl_bfly_f32(D, 2), shfl_bfly_f32(M2, 2),
+                         shfl_bfly_f32(nw, 2))
+        D, M2, nw = meet(D, M2, nw, shfl_bfly_f32(D, 1), shfl_bfly_f32(M2, 1),
+                         shfl_bfly_f32(nw, 1))
+        mean = x0 + D * rm
+        return mean, M2, mean - xt
+
+    @dev
+    def lanes_out_group(xv, wa, ba, t, G, m, j, rstd, cst, yrow):
+        """Group ``j`` of y where it lies in the row: 16-byte loads and stores where whole,
+        element by element where it ends the row, nothing past it."""
+        k = lanes_left(m, t, G, j)
+        if k >= int32(S):
+            out_global(uint32(0), xv, j * S, wa, ba, t, G, m, j, rstd, cst, True, yrow)
+        elif k > int32(0):
+            out_global(uint32(0), xv, j * S, wa, ba, t, G, m, j, rstd, cst, False, yrow)
+
+    @cuda.jit
+    def layer_norm_lanes(X, W, B, Y, n, rows, sx, sy, eps, phase, G, chunks, nbuf, WS):
+        """The lanes layout (RowConfig "lanes", device.make_lanes): short rows, ``G`` (8, 16
+        or 32) lanes a row and several rows a warp, loaded straight into registers, weight
+        and bias read per group from global memory (L1); perf-notes r64. The arguments are
+        the main kernel's; ``phase``, ``chunks``, ``nbuf`` and ``WS`` are unused."""
+        row, t, mine = lanes_place(G, rows)
+        xrow = int64(M.gmem_addr(X, 0)) + row * sx * esz
+        ya = int64(M.gmem_addr(Y, 0))
+        wa, ba = int64(M.gmem_addr(W, 0)), int64(M.gmem_addr(B, 0))
+        xv = cuda.local.array(P, float32)
+        lanes_load(xrow, n, t, G, xv)
+        rn = float32(1) / float32(n)
+        mean, m2, delta = lanes_moments(first(xrow), t, G, n, rn, xv)
+        rstd = rsqrt_ftz(m2 * rn + eps)
+        if mine:
+            for j in range(HL):
+                lanes_out_group(xv, wa, ba, t, G, n, j, rstd, -(delta * rstd),
+                                ya + row * sy * esz)
+            for j in range(HL, V):
+                lanes_out_group(xv, wa, ba, t, G, n, j, rstd, -(delta * rstd),
+                                ya + row * sy * esz)
+
+    layer_norm_lanes.nbk_launch_bounds = (MAX_THREADS, 1)
+
     # .minnctapersm 1: without it ptxas squeezed some variants to 64 registers with spills
     # (layer_norm f32 on sm_90a 16 B, swiglu f32 on sm_80 12 B); how many blocks share
     # an SM is chosen per launch from the real count (host.Call.loop_launch)
     layer_norm_kernel.nbk_launch_bounds = (MAX_THREADS, 1)
     # 16-bit rows on sm_80+ also run in registers, a block a row (host.wants_regs)
     layer_norm_kernel.nbk_regs = layer_norm_regs if sm80 and kind != "f32" else None
+    layer_norm_kernel.nbk_lanes = layer_norm_lanes if P <= PER_THREAD else None
     layer_norm_kernel.nbk_max_buffers = MAX_BUFFERS
     layer_norm_kernel.nbk_vec_shared = SHARED  # the vectors staged once a block (make_loop)
     # the groups' own barriers (bar_sync, ids 1 + the group's first warp, computed at run
@@ -511,7 +611,11 @@ def _layer_norm(x, weight, bias, eps, *, out, stream=None, config, named, key, p
     wk = W.kind if W else "f32"
     bk = B.kind if B else "f32"
     P = per_thread(X.kind, hw)
-    if host.wants_regs(call, X, config, hw and X.kind != "f32") and config is None:
+    lanes = host.wants_lanes(call, X, config, LANES_AUTO_ROWS[X.kind])
+    if lanes:  # several short rows a warp (perf-notes r64)
+        config = config if config is not None else host.lanes_config(X, LANES_GROUPS)
+        P = config.per_thread if config is not None else PER_THREAD
+    elif host.wants_regs(call, X, config, hw and X.kind != "f32") and config is None:
         config = regs_config(X.n, (PER_THREAD, P))  # rows filling whole warps if they can
         P = config.per_thread
     else:  # narrow rows: the slot groups a thread they need (perf-notes r54-r56)
