@@ -800,6 +800,8 @@ def make_lanes(io, pad):
       and exp(-inf - max) = 0 in the sum; zero for sums of squares): the statistics take
       the unmasked path whatever the lane holds, so a warp whose rows end in different
       groups of its lanes runs one path, not both. A group past the row loads nothing.
+    - ``pad(m, t, G, xv, value)``: the lane's slots past the row set to ``value`` (a lane's
+      own, at run time: layer_norm's pivot).
     - ``loops``: the most groups a loop over a lane's groups holds (two loops, each unrolled).
     """
     gload_words, unpack_row = io.gload_words, io.unpack_row
@@ -832,12 +834,19 @@ def make_lanes(io, pad):
                 words[j * GW + i] = uint32(0)
 
     @dev
-    def pad_group(m, t, G, j, xv):
+    def pad_group(m, t, G, j, xv, value):
         k = left(m, t, G, j)
         if k < int32(S):
             for e in range(S):
                 if int32(e) >= k:
-                    xv[j * S + e] = PAD
+                    xv[j * S + e] = value
+
+    @dev
+    def pad(m, t, G, xv, value):
+        for j in range(HL):
+            pad_group(m, t, G, j, xv, value)
+        for j in range(HL, V):
+            pad_group(m, t, G, j, xv, value)
 
     @dev
     def load(addr, m, t, G, xv):
@@ -848,12 +857,9 @@ def make_lanes(io, pad):
             load_group(addr, m, t, G, j, words)
         unpack_row(words, xv)
         if PADDED:  # zeros are what the loads leave past the row
-            for j in range(HL):
-                pad_group(m, t, G, j, xv)
-            for j in range(HL, V):
-                pad_group(m, t, G, j, xv)
+            pad(m, t, G, xv, PAD)
 
-    return SimpleNamespace(place=place, left=left, load=load, loops=HL)
+    return SimpleNamespace(place=place, left=left, load=load, pad=pad, loops=HL)
 
 
 def make_loop(io, prologue, stage, work, max_buffers=4, shared=False):

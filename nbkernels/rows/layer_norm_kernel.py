@@ -131,6 +131,22 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
         return D + Db, M2, nn
 
     @dev
+    def meet_lanes(D, M2, nw, G):
+        """The lanes' (sum of x - x0, M2, count) met (:func:`meet`) in the butterfly steps
+        within groups of ``G`` lanes (32: the warp)."""
+        if G > 16:
+            D, M2, nw = meet(D, M2, nw, shfl_bfly_f32(D, 16), shfl_bfly_f32(M2, 16),
+                             shfl_bfly_f32(nw, 16))
+        if G > 8:
+            D, M2, nw = meet(D, M2, nw, shfl_bfly_f32(D, 8), shfl_bfly_f32(M2, 8),
+                             shfl_bfly_f32(nw, 8))
+        D, M2, nw = meet(D, M2, nw, shfl_bfly_f32(D, 4), shfl_bfly_f32(M2, 4),
+                         shfl_bfly_f32(nw, 4))
+        D, M2, nw = meet(D, M2, nw, shfl_bfly_f32(D, 2), shfl_bfly_f32(M2, 2),
+                         shfl_bfly_f32(nw, 2))
+        return meet(D, M2, nw, shfl_bfly_f32(D, 1), shfl_bfly_f32(M2, 1), shfl_bfly_f32(nw, 1))
+
+    @dev
     def moments(x0, t, G, m, rm, full, red, it, xv, named):
         """(mean, sum of squared deviations, delta) of the row or chunk in ``xv`` over the
         group in one pass over the registers and one butterfly (perf-notes r29). Each thread
@@ -195,17 +211,7 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
             D, M2 = meet_even(D, M2, Db, Mb, RN[4], KN[4])
             nw = WARP_ELEMS
         else:
-            nw = nt
-            D, M2, nw = meet(D, M2, nw, shfl_bfly_f32(D, 16), shfl_bfly_f32(M2, 16),
-                             shfl_bfly_f32(nw, 16))
-            D, M2, nw = meet(D, M2, nw, shfl_bfly_f32(D, 8), shfl_bfly_f32(M2, 8),
-                             shfl_bfly_f32(nw, 8))
-            D, M2, nw = meet(D, M2, nw, shfl_bfly_f32(D, 4), shfl_bfly_f32(M2, 4),
-                             shfl_bfly_f32(nw, 4))
-            D, M2, nw = meet(D, M2, nw, shfl_bfly_f32(D, 2), shfl_bfly_f32(M2, 2),
-                             shfl_bfly_f32(nw, 2))
-            D, M2, nw = meet(D, M2, nw, shfl_bfly_f32(D, 1), shfl_bfly_f32(M2, 1),
-                             shfl_bfly_f32(nw, 1))
+            D, M2, nw = meet_lanes(D, M2, nt, 32)
         if G > 32:
             # the group's first warp and its own barrier where groups share the vectors
             w0 = (cuda.threadIdx.x - t) // 32 if named else 0
@@ -443,17 +449,9 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
     layer_norm_regs.nbk_launch_bounds = (MAX_THREADS, 1)
 
     lanes = make_lanes(io, 0.0)
-    lanes_place, lanes_load, lanes_left, HL = lanes.place, lanes.load, lanes.left, lanes.loops
+    lanes_place, lanes_load, lanes_left, lanes_pad, HL = (lanes.place, lanes.load, lanes.left,
+                                                          lanes.pad, lanes.loops)
 
-    @dev
-    def lanes_pivot(xv, m, t, G, j, xt):
-        """Group ``j``'s slots past the row set to the lane's pivot ``xt``: x - xt is 0
-        there, out of both sums, without a mask per element."""
-        k = lanes_left(m, t, G, j)
-        if k < int32(S):
-            for e in range(S):
-                if int32(e) >= k:
-                    xv[j * S + e] = xt
 
     @dev
     def lanes_moments(x0, t, G, m, rm, xv):
@@ -464,10 +462,7 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
         lanes. ``xv`` leaves holding x - xt. Returns (mean, M2, delta = mean - xt)."""
         c = count(t, G, m)
         xt = xv[0] if c > 0 else x0
-        for j in range(HL):
-            lanes_pivot(xv, m, t, G, j, xt)
-        for j in range(HL, V):
-            lanes_pivot(xv, m, t, G, j, xt)
+        lanes_pad(m, t, G, xv, xt)  # x - xt is 0 past the row: out of both sums, unmasked
         s0, s1, q0, q1 = zero, zero, zero, zero
         for e in range(0, P, 2):
             xv[e] -= xt
@@ -481,18 +476,7 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
         if M2 < zero:  # rounding below 0 (not max(): a NaN must stay NaN)
             M2 = zero
         D = s + nw * (xt - x0)  # the lane's sum of x - x0
-        if G > 16:
-            D, M2, nw = meet(D, M2, nw, shfl_bfly_f32(D, 16), shfl_bfly_f32(M2, 16),
-                             shfl_bfly_f32(nw, 16))
-        if G > 8:
-            D, M2, nw = meet(D, M2, nw, shfl_bfly_f32(D, 8), shfl_bfly_f32(M2, 8),
-                             shfl_bfly_f32(nw, 8))
-        D, M2, nw = meet(D, M2, nw, shfl_bfly_f32(D, 4), shfl_bfly_f32(M2, 4),
-                         shfl_bfly_f32(nw, 4))
-        D, M2, nw = meet(D, M2, nw, shfl_bfly_f32(D, 2), shfl_bfly_f32(M2, 2),
-                         shfl_bfly_f32(nw, 2))
-        D, M2, nw = meet(D, M2, nw, shfl_bfly_f32(D, 1), shfl_bfly_f32(M2, 1),
-                         shfl_bfly_f32(nw, 1))
+        D, M2, nw = meet_lanes(D, M2, nw, G)
         mean = x0 + D * rm
         return mean, M2, mean - xt
 
