@@ -71,21 +71,39 @@ def save_json(path, out):
             json.dump(out, f, indent=1)
 
 
+def row_args(ops, sizes, sizes_help):
+    """--ops (default ``ops``), --dtypes (bf16,f32), --reps (30), --json and --sizes (default
+    ``sizes``), parsed, and the sizes as (rows, n) pairs: the arguments of the tools that time
+    row ops at sizes (this one, softmax_lanes_ab.py)."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--ops", default=ops)
+    ap.add_argument("--dtypes", default="bf16,f32")
+    ap.add_argument("--reps", type=int, default=30)
+    ap.add_argument("--json")
+    ap.add_argument("--sizes", default=sizes, help=sizes_help)
+    a = ap.parse_args()
+    return a, [tuple(int(v) for v in s.split("x")) for s in a.sizes.split(",")]
+
+
+def input_sets(op, xs, w, ups):
+    """The argument tuples of ``rows.bench._fns(op)`` callables for each rotated input in
+    ``xs``: softmax x alone; swiglu and rms_norm with a residual x, its second input from
+    ``ups`` and the weight; the norms x, the weight and (layer_norm's bias) the weight."""
+    if op == "softmax":
+        return [(x,) for x in xs]
+    if op in ("swiglu", "rms_norm_residual"):
+        return [(x, u, w) for x, u in zip(xs, ups)]
+    return [(x, w, w) for x in xs]
+
+
 def main():
     import cupy
 
     from nbkernels.rows import bench, host
 
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--ops", default="layer_norm,softmax,rms_norm")
-    ap.add_argument("--dtypes", default="bf16,f32")
-    ap.add_argument("--reps", type=int, default=30)
-    ap.add_argument("--json")
-    ap.add_argument("--sizes", default=",".join(f"{r}x{n}" for r, n in LARGE),
-                    help="rows x n, comma-separated (default: the issue's two large sizes)")
-    a = ap.parse_args()
+    a, sizes = row_args("layer_norm,softmax,rms_norm", ",".join(f"{r}x{n}" for r, n in LARGE),
+                        "rows x n, comma-separated (default: the issue's two large sizes)")
     rand = device_normals
-    sizes = [tuple(int(v) for v in s.split("x")) for s in a.sizes.split(",")]
 
     t0, bw, l2 = timing_setup()
     out = {"copy_GBps": bw * 1e-9, "rows": []}
@@ -98,10 +116,7 @@ def main():
             ups = [x0.copy() for _ in xs] if ("swiglu" in a.ops or "residual" in a.ops) else []
             for op in a.ops.split(","):
                 fn = bench._fns(op)[0]
-                sets = ([(x,) for x in xs] if op == "softmax" else
-                        [(x, u, w) for x, u in zip(xs, ups)]
-                        if op in ("swiglu", "rms_norm_residual") else
-                        [(x, w, w) for x in xs])
+                sets = input_sets(op, xs, w, ups)
                 t, _ = bench.time_events(fn, sets, a.reps)
                 pc = bench.bytes_moved(op, rows, n, dtype.itemsize) / t / bw
                 # the last loop or register-row launch's plan (split phases leave none: a

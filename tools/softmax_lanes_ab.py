@@ -8,12 +8,12 @@ config.LANES_ROWS 0: the warp loop of session 51), as it picks it now (``auto``)
 the lanes layout at a fixed number of lanes a row and threads a block (``lanesG/B``: the
 elements a thread still fitted to the row, as config.lanes_config does) and torch eager
 (``rows.bench``'s peers); % of the 1 GiB copy (rows_ab_quick's inputs, rotation and timing).""" 
-import argparse
 import time
 
 import numpy as np
 
-from rows_ab_quick import device_normals, rotated, save_json, timing_setup
+from rows_ab_quick import (device_normals, input_sets, rotated, row_args, save_json,
+                           timing_setup)
 
 FIXED = [(8, 128), (16, 128), (32, 128), (8, 256)]
 
@@ -24,15 +24,8 @@ def main():
 
     from nbkernels.rows import bench, config as cfgmod, host
 
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--ops", default="softmax")
-    ap.add_argument("--dtypes", default="bf16,f32")
-    ap.add_argument("--reps", type=int, default=30)
-    ap.add_argument("--json")
-    ap.add_argument("--sizes", default="262144x197,262144x200,262144x64,131072x256,"
-                                       "131072x500,65536x768,65536x1000,65536x1024")
-    a = ap.parse_args()
-    sizes = [tuple(int(v) for v in s.split("x")) for s in a.sizes.split(",")]
+    a, sizes = row_args("softmax", "262144x197,262144x200,262144x64,131072x256,131072x500,"
+                                   "65536x768,65536x1000,65536x1024", "rows x n, comma-separated")
     t0, bw, l2 = timing_setup()
     auto_rows, auto_cfg = cfgmod.LANES_ROWS, host.lanes_config
 
@@ -53,9 +46,7 @@ def main():
             for rows, n in sizes:
                 x0, w = device_normals((rows, n), dtype), device_normals((n,), dtype)
                 xs = rotated(x0, l2)
-                sets = ([(x,) for x in xs] if op == "softmax" else
-                        [(x, x.copy(), w) for x in xs] if op == "rms_norm_residual" else
-                        [(x, w, w) for x in xs])
+                sets = input_sets(op, xs, w, [x.copy() for x in xs])
                 moved = bench.bytes_moved(op, rows, n, dtype.itemsize)
                 ref = theirs(*sets[0])
                 ref = (ref[0] if isinstance(ref, tuple) else ref).float()
