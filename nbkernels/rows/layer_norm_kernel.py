@@ -16,8 +16,8 @@ from .. import repeat
 from . import host
 from .config import for_arch, regs_config
 from .device import (ELEMENT_BYTES, EXCHANGE_SLOTS, MAX_THREADS, MAX_WARPS, PER_THREAD, dev,
-                     exchange, group_sum, lanes16_sum, locate, make_io, make_lanes, make_loop,
-                     opaque, rcp_ftz, rsqrt_ftz, staging_base)
+                     exchange, group_sum, lanes16_sum, lanes_sum, locate, make_io, make_lanes,
+                     make_loop, opaque, rcp_ftz, rsqrt_ftz, staging_base)
 
 NEG_ZERO = np.float32(-0.0)  # x + -0 is x for every x, -0 included
 #: slot groups a lane of the lanes layout holds at most where fewer than 32 lanes hold the
@@ -455,40 +455,43 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
 
     @dev
     def lanes_moments(x0, t, G, m, rm, xv):
-        """:func:`moments` over a row's ``G`` lanes (8, 16 or 32; the lanes layout): each
-        lane's sums of x - xt and its squares over all its slots (those past the row hold
-        xt), its squared deviations over its ``c`` elements, then the lanes' exact
-        combination (Chan et al., :func:`meet`) in the butterfly steps within the row's
-        lanes. ``xv`` leaves holding x - xt. Returns (mean, M2, delta = mean - xt)."""
-        c = count(t, G, m)
-        xt = xv[0] if c > 0 else x0
-        lanes_pad(m, t, G, xv, xt)  # x - xt is 0 past the row: out of both sums, unmasked
-        s0, s1, q0, q1 = zero, zero, zero, zero
+        """(mean, M2, delta = mean - x0) of a row on ``G`` lanes (8, 16 or 32; the lanes
+        layout) in two passes over the registers and two butterflies of adds (perf-notes
+        r65): the lanes' sum of x - x0 (slots past the row set to x0: 0 there), then their
+        sum of squared deviations from that mean (slots past the row set to it: 0 there).
+        No counts, no reciprocals and no divergent steps, where :func:`meet` took three of
+        each a step. ``x0`` is the row's first element: a row of equal values has delta
+        exactly 0, so x - mean is exactly 0. ``xv`` leaves holding x - x0."""
+        lanes_pad(m, t, G, xv, x0)
+        s0, s1 = zero, zero
         for e in range(0, P, 2):
-            xv[e] -= xt
-            xv[e + 1] -= xt
+            xv[e] -= x0
+            xv[e + 1] -= x0
             s0 += xv[e]
             s1 += xv[e + 1]
-            q0 += xv[e] * xv[e]
-            q1 += xv[e + 1] * xv[e + 1]
-        s, nw = s0 + s1, float32(c)
-        M2 = (q0 + q1) - s * s * rcp_ftz(nw) if c > 0 else zero
-        if M2 < zero:  # rounding below 0 (not max(): a NaN must stay NaN)
-            M2 = zero
-        D = s + nw * (xt - x0)  # the lane's sum of x - x0
-        D, M2, nw = meet_lanes(D, M2, nw, G)
-        mean = x0 + D * rm
-        return mean, M2, mean - xt
+        delta = lanes_sum(s0 + s1, G, 0, 0) * rm
+        lanes_pad(m, t, G, xv, delta)
+        q0, q1 = zero, zero
+        for e in range(0, P, 2):
+            d0 = xv[e] - delta
+            d1 = xv[e + 1] - delta
+            q0 += d0 * d0
+            q1 += d1 * d1
+        return x0 + delta, lanes_sum(q0 + q1, G, 0, 0), delta
 
     @dev
     def lanes_out_group(xv, wa, ba, t, G, m, j, rstd, cst, yrow):
         """Group ``j`` of y where it lies in the row: 16-byte loads and stores where whole,
-        element by element where it ends the row, nothing past it."""
+        element by element where it ends the row, nothing past it. Worked on in a copy of
+        the group's values: written back into ``xv`` in some branches and not others, each
+        slot of it became a phi of predicated moves (119 registers at 32 elements a lane,
+        64 with the copy; perf-notes r65)."""
         k = lanes_left(m, t, G, j)
-        if k >= int32(S):
-            out_global(uint32(0), xv, j * S, wa, ba, t, G, m, j, rstd, cst, True, yrow)
-        elif k > int32(0):
-            out_global(uint32(0), xv, j * S, wa, ba, t, G, m, j, rstd, cst, False, yrow)
+        if k > int32(0):
+            g = cuda.local.array(S, float32)
+            for e in range(S):
+                g[e] = xv[j * S + e]
+            out_global(uint32(0), g, 0, wa, ba, t, G, m, j, rstd, cst, k >= int32(S), yrow)
 
     @cuda.jit
     def layer_norm_lanes(X, W, B, Y, n, rows, sx, sy, eps, phase, G, chunks, nbuf, WS):
