@@ -620,12 +620,6 @@ def test_lanes_layout_is_taken_for_short_rows(monkeypatch, n, sim, env, cfg, wan
         monkeypatch.setenv(k, v)
     assert host.wants_lanes(types.SimpleNamespace(sim=sim), types.SimpleNamespace(n=n), cfg) \
         is want
-    # an op's own range (layer_norm's: 16-bit rows up to 256, r64): by itself only there,
-    # forced anywhere
-    own = host.wants_lanes(types.SimpleNamespace(sim=sim), types.SimpleNamespace(n=n), cfg,
-                           auto_rows=256)
-    forced = cfg is not None or "NBKERNELS_ROW_VARIANT" in env
-    assert own is (want if forced else want and n <= 256)
 
 
 @pytest.mark.parametrize("n, slot, want", [

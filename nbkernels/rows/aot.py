@@ -130,8 +130,6 @@ def dispatch(arch: Arch | None):
                                                 "cvt.bf16 before sm_80)"}
     from .rms_norm_kernel import WIDE_PER_THREAD, WIDE_ROWS
 
-    from . import layer_norm_kernel as L
-
     hw = cfgmod.for_arch(arch).sm80
     wide = (f"; rows of {WIDE_ROWS[0]:,}-{WIDE_ROWS[1]:,} on GPUs above "
             f"{cfgmod.PER_ROW_MAX_GBPS_PER_SM:g} GB/s of DRAM an SM (the H200): "
@@ -155,9 +153,7 @@ def dispatch(arch: Arch | None):
     return [(op, DTYPE[k], f"rows/{op}", why[hw or k != "bf16"] +
              (shifted if op == "softmax" else "") +
              (lanes.format(op=op, rows="rows", most=cfgmod.LANES_ROWS)
-              if op in ("rms_norm", "rms_norm_residual") else
-              lanes.format(op=op, rows="rows", most=L.LANES_AUTO_ROWS[k])
-              if op == "layer_norm" and L.LANES_AUTO_ROWS[k] else "") +
+              if op in ("rms_norm", "rms_norm_residual", "layer_norm") else "") +
              (narrow.format(op=op) if op in NARROW_OPS else "") +
              (wide if hw and op == "rms_norm" and k in WIDE_KINDS else "") +
              (regs.format(op=op, but=" but rows of 8,192" if op == "rms_norm" else "")

@@ -811,12 +811,11 @@ def wants_regs(call: Call, r: Rows, config, built: bool, auto_rows=None) -> bool
     return lo <= r.n <= hi and cfgmod.wide_dram(sm_limits())
 
 
-def wants_lanes(call: Call, r: Rows, config, auto_rows: int | None = None) -> bool:
+def wants_lanes(call: Call, r: Rows, config) -> bool:
     """Whether a call on rows ``r`` (their planned length) runs in the lanes layout (several
     short rows a warp, softmax's): asked for (``config``'s variant, else env
     NBKERNELS_ROW_VARIANT), or, with no layout forced (neither of those nor
-    NBKERNELS_ROWS_LOOP), rows of at most ``auto_rows`` elements (an op's own, where it
-    measured the layout faster on fewer; default :data:`config.LANES_ROWS`) on a GPU (the
+    NBKERNELS_ROWS_LOOP), rows of at most :data:`config.LANES_ROWS` elements on a GPU (the
     simulator takes the staged layouts unless asked: they stay its default path)."""
     if config is not None:
         return config.variant == "lanes"
@@ -825,7 +824,7 @@ def wants_lanes(call: Call, r: Rows, config, auto_rows: int | None = None) -> bo
         return env == "lanes"
     if call.sim or os.environ.get("NBKERNELS_ROWS_LOOP"):
         return False
-    return r.n <= (cfgmod.LANES_ROWS if auto_rows is None else auto_rows)
+    return r.n <= cfgmod.LANES_ROWS
 
 
 def lanes_config(r: Rows, groups_max: int = cfgmod.LANES_GROUPS) -> cfgmod.RowConfig | None:

@@ -20,15 +20,6 @@ from .device import (ELEMENT_BYTES, EXCHANGE_SLOTS, MAX_THREADS, MAX_WARPS, PER_
                      make_loop, opaque, rcp_ftz, rsqrt_ftz, staging_base)
 
 NEG_ZERO = np.float32(-0.0)  # x + -0 is x for every x, -0 included
-#: slot groups a lane of the lanes layout holds at most where fewer than 32 lanes hold the
-#: row (config.lanes_config): rms_norm's 2, the weight's and bias's per-group loads beside
-#: each group's store (perf-notes r63, r64)
-LANES_GROUPS = 2
-#: rows layer_norm takes in the lanes layout by itself, by kind: 16-bit rows of up to 256 (16
-#: lanes of at most 2 groups; H200, perf-notes r64 run G: 65.8% of copy at bf16 262144 x 200
-#: against the staged layouts' 26.7). Longer rows and float32 keep the staged layouts (not
-#: measured in lanes; 16-bit rows on 8 lanes of 4 groups, a 116-register build, moved 16.5%)
-LANES_AUTO_ROWS = {"f16": 256, "bf16": 256, "f32": 0}
 NSTAT = 2  # per chunk: mean and sum of squared deviations (combined exactly, Chan et al.)
 
 
@@ -598,9 +589,9 @@ def _layer_norm(x, weight, bias, eps, *, out, stream=None, config, named, key, p
     wk = W.kind if W else "f32"
     bk = B.kind if B else "f32"
     P = per_thread(X.kind, hw)
-    lanes = host.wants_lanes(call, X, config, LANES_AUTO_ROWS[X.kind])
-    if lanes:  # several short rows a warp (perf-notes r64)
-        config = config if config is not None else host.lanes_config(X, LANES_GROUPS)
+    lanes = host.wants_lanes(call, X, config)
+    if lanes:  # several short rows a warp (perf-notes r64, r65)
+        config = config if config is not None else host.lanes_config(X)
         P = config.per_thread if config is not None else PER_THREAD
     elif host.wants_regs(call, X, config, hw and X.kind != "f32") and config is None:
         config = regs_config(X.n, (PER_THREAD, P))  # rows filling whole warps if they can
