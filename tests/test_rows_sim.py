@@ -224,8 +224,9 @@ LANES_CASES += [(op, dt, s, lay, sp, var) for op in ("rms_norm", "rms_norm_resid
                                             ("float32", (19, 197), "contig", None, "lanesauto"),
                                             ("float16", (2, 3, 90), "misaligned", None,
                                              "lanesauto"))]
-# layer_norm's (r64): the values its one-pass moments must survive (a far pivot, a mean far
-# from the spread, equal rows, non-finite values), every lane count, as the automatic choice
+# layer_norm's (r64, r65): the values its two-pass moments must survive (a far first element, a
+# mean far from the spread, equal rows, non-finite values), every lane count, as the automatic
+# choice
 LANES_CASES += [("layer_norm", dt, s, lay, sp, var)
                 for dt, s, lay, sp, var in (("bfloat16", (37, 200), "contig", "firsts", "lanes8"),
                                             ("float32", (6, 300), "contig", "offset", "lanes16"),
@@ -236,7 +237,13 @@ LANES_CASES += [("layer_norm", dt, s, lay, sp, var)
                                             ("float16", (2, 3, 90), "misaligned", "firsts",
                                              "lanesauto"),
                                             ("float32", (9, 64), "contig", "equal", "lanesauto"),
-                                            ("bfloat16", (3, 1), "contig", None, "lanesauto"))]
+                                            ("bfloat16", (3, 1), "contig", None, "lanesauto"),
+                                            # r65: 8 lanes of 4 groups (16-bit rows of 200),
+                                            # 32 of 4 with partial groups in a row stride
+                                            ("bfloat16", (9, 200), "contig", "firsts",
+                                             "lanesauto"),
+                                            ("float16", (3, 1020), "rowstride", "offset",
+                                             "lanesauto"))]
 CASES += LANES_CASES
 
 # rows in the warp layout on builds of as many slot groups a lane as they need (perf-notes r54):
