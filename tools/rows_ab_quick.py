@@ -80,6 +80,9 @@ def row_args(ops, sizes, sizes_help):
     ap.add_argument("--dtypes", default="bf16,f32")
     ap.add_argument("--reps", type=int, default=30)
     ap.add_argument("--json")
+    ap.add_argument("--variants", help="only these variants (labels as printed; "
+                                       "softmax_lanes_ab.py)")
+    ap.add_argument("--lanes", type=int, default=16, help="lanes a row (lanes_profile.py)")
     ap.add_argument("--sizes", default=sizes, help=sizes_help)
     a = ap.parse_args()
     return a, [tuple(int(v) for v in s.split("x")) for s in a.sizes.split(",")]

@@ -6,7 +6,8 @@ With OP, only the cases of that op (fewer kernels to compile under the sanitizer
 ``regs``, only the register-row layout's cases; with ``warps``, the blocks of whole warps
 that are no power of two; with ``narrow``, the narrow rows' builds; with ``shifted``, softmax
 on misaligned rows in place and the padded copies' kernel; with ``lanes``, softmax's lanes
-layout (several short rows a warp: softmax, rms_norm, layer_norm).
+layout (several short rows a warp: softmax, rms_norm, layer_norm); with ``lanes:OP``, OP's
+cases of it.
 """
 import sys
 
@@ -122,6 +123,12 @@ LANES = [
     ("rms_norm_residual", "float32", (5, 300), "contig", None, "lanes16"),
     ("layer_norm", "bfloat16", (37, 200), "contig", None, None),
     ("layer_norm", "float32", (9, 1000), "contig", None, None),
+    # session 53 (r65): layer_norm's two-pass moments, 16-bit rows of 768 and float32 rows
+    # of 200 as the automatic choice, 8 lanes of 4 groups, 32 of 4 in a row stride
+    ("layer_norm", "float16", (9, 768), "contig", None, None),
+    ("layer_norm", "float32", (7, 200), "contig", None, None),
+    ("layer_norm", "bfloat16", (5, 100), "contig", None, "lanes8"),
+    ("layer_norm", "bfloat16", (11, 1024), "rowstride", None, "lanes32"),
 ]
 CASES += LANES
 
@@ -130,7 +137,8 @@ fails = []
 cases = [c for c in CASES if len(sys.argv) < 2 or c[0] == sys.argv[1] or
          (sys.argv[1] == "regs" and (c[5] or "").startswith("regs")) or
          (sys.argv[1] == "warps" and c in WARPS) or (sys.argv[1] == "narrow" and c in NARROW) or
-         (sys.argv[1] == "shifted" and c in SHIFTED) or (sys.argv[1] == "lanes" and c in LANES)]
+         (sys.argv[1] == "shifted" and c in SHIFTED) or (sys.argv[1] == "lanes" and c in LANES) or
+         (sys.argv[1].startswith("lanes:") and c in LANES and c[0] == sys.argv[1][6:])]
 for case in cases:
     fails += run_case(case, rng, "cupy")
 print("\n".join(fails) or f"{len(cases)} cases ok")

@@ -1,7 +1,7 @@
 """Short rows in the lanes layout against the staged one and torch eager, in one process
 (perf-notes r63; measurement only): ``python tools/softmax_lanes_ab.py [--ops softmax,rms_norm]
 [--dtypes bf16,f32] [--sizes 262144x197,...] [--json F]`` (ops with a lanes layout: softmax,
-rms_norm, rms_norm_residual, layer_norm; default softmax).
+rms_norm, rms_norm_residual, layer_norm; default softmax) [--variants auto,lanes16/128,torch].
 
 Each size is timed as the package picks it with the lanes layout off (``staged``:
 config.LANES_ROWS 0: the warp loop of session 51), as it picks it now (``auto``), in
@@ -38,6 +38,9 @@ def main():
 
     variants = [("staged", 0, auto_cfg), ("auto", auto_rows, auto_cfg)]
     variants += [(f"lanes{G}/{B}", 1 << 20, fixed(G, B)) for G, B in FIXED]
+    variants += [("torch", None, None)]
+    if a.variants:  # only these (labels as printed)
+        variants = [v for v in variants if v[0] in a.variants.split(",")]
     out = {"copy_GBps": bw * 1e-9, "rows": []}
     for op in a.ops.split(","):
         ours, theirs = bench._fns(op)[:2]
@@ -51,7 +54,7 @@ def main():
                 ref = theirs(*sets[0])
                 ref = (ref[0] if isinstance(ref, tuple) else ref).float()
                 cells = []
-                for label, lrows, pick in variants + [("torch", None, None)]:
+                for label, lrows, pick in variants:
                     fn = theirs
                     if pick is not None:
                         cfgmod.LANES_ROWS = lrows
