@@ -24,8 +24,8 @@ STATIC_SMEM = 4 * MAX_WARPS * 4
 WARP_ROWS_PER_BLOCK = 4  # 128-thread blocks of one row per warp
 LANES = (8, 16, 32)  # lanes per row of the lanes layout
 LANES_BLOCK = 128  # threads a block of the lanes layout
-#: The longest rows (planned) softmax takes in the lanes layout by itself: what 32 lanes of 32
-#: elements hold (perf-notes r63)
+#: The longest rows (planned) softmax, rms_norm and layer_norm take in the lanes layout by
+#: themselves: what 32 lanes of 32 elements hold (perf-notes r63, r65)
 LANES_ROWS = 1024
 #: slot groups (16 bytes) a lane of the lanes layout holds at most where fewer lanes a row
 #: than 32 are enough, and the row's groups from which it takes 32 lanes whatever fewer would
@@ -247,7 +247,7 @@ def regs_config(n: int, choices=(PER_THREAD, REGS_PER_THREAD)) -> RowConfig:
 
 
 def lanes_config(n: int, slot: int, per_thread: int = PER_THREAD, block: int = LANES_BLOCK,
-                 groups_max: int = LANES_GROUPS) -> RowConfig | None:
+                 groups_max: int | None = None) -> RowConfig | None:
     """The lanes layout for rows of ``n`` elements in slot groups of ``slot`` (16 bytes):
     the fewest lanes a row (:data:`LANES`) whose threads hold the row in at most
     ``groups_max`` groups each (an op's own; default :data:`LANES_GROUPS`), 32 lanes from
@@ -255,6 +255,7 @@ def lanes_config(n: int, slot: int, per_thread: int = PER_THREAD, block: int = L
     fewer would hold more, up to ``per_thread`` elements a lane; a thread as many whole slot
     groups as that takes (a build per group count, never per row length), ``block`` threads
     a block. None where a row needs more than 32 lanes of ``per_thread``."""
+    groups_max = LANES_GROUPS if groups_max is None else groups_max
     groups = max(1, -(-n // slot))
     for lanes in LANES:
         p = slot * -(-groups // lanes)

@@ -800,8 +800,8 @@ def make_lanes(io, pad):
       and exp(-inf - max) = 0 in the sum; zero for sums of squares): the statistics take
       the unmasked path whatever the lane holds, so a warp whose rows end in different
       groups of its lanes runs one path, not both. A group past the row loads nothing.
-    - ``pad(m, t, G, xv, value)``: the lane's slots past the row set to ``value`` (a lane's
-      own, at run time: layer_norm's pivot).
+    - ``pad(m, t, G, xv, value)``: the lane's slots past the row set to ``value`` (known at
+      run time only: layer_norm's row's first element, then its mean less that).
     - ``loops``: the most groups a loop over a lane's groups holds (two loops, each unrolled).
     """
     gload_words, unpack_row = io.gload_words, io.unpack_row

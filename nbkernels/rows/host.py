@@ -827,9 +827,10 @@ def wants_lanes(call: Call, r: Rows, config) -> bool:
     return r.n <= cfgmod.LANES_ROWS
 
 
-def lanes_config(r: Rows, groups_max: int = cfgmod.LANES_GROUPS) -> cfgmod.RowConfig | None:
+def lanes_config(r: Rows, groups_max: int | None = None) -> cfgmod.RowConfig | None:
     """:func:`config.lanes_config` for rows ``r`` (their planned length), at most
-    ``groups_max`` slot groups a lane where fewer than 32 lanes hold the row (the op's)."""
+    ``groups_max`` slot groups a lane where fewer than 32 lanes hold the row (the op's;
+    default :data:`config.LANES_GROUPS`, read at the call)."""
     return cfgmod.lanes_config(r.n, 16 // r.view.dtype.itemsize, groups_max=groups_max)
 
 

@@ -2,7 +2,9 @@
 (biased variance, as torch). Not E[x^2] - E[x]^2 over the row: each thread sums its at most
 64 elements and their squares around its own first element, whose cancellation is bounded
 (perf-notes r29), and the threads' and warps' parts combine exactly (Chan et al.): one pass
-over the registers, one butterfly and one barrier a row."""
+over the registers, one butterfly and one barrier a row. Short rows in the lanes layout take
+two passes over the registers instead: the sum of x - x0 (x0 the row's first element), then
+of the squared deviations from the mean (perf-notes r65)."""
 from __future__ import annotations
 
 import functools
@@ -122,15 +124,13 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
         return D + Db, M2, nn
 
     @dev
-    def meet_lanes(D, M2, nw, G):
-        """The lanes' (sum of x - x0, M2, count) met (:func:`meet`) in the butterfly steps
-        within groups of ``G`` lanes (32: the warp)."""
-        if G > 16:
-            D, M2, nw = meet(D, M2, nw, shfl_bfly_f32(D, 16), shfl_bfly_f32(M2, 16),
-                             shfl_bfly_f32(nw, 16))
-        if G > 8:
-            D, M2, nw = meet(D, M2, nw, shfl_bfly_f32(D, 8), shfl_bfly_f32(M2, 8),
-                             shfl_bfly_f32(nw, 8))
+    def meet_lanes(D, M2, nw):
+        """The warp's lanes' (sum of x - x0, M2, count) met (:func:`meet`) in five butterfly
+        steps."""
+        D, M2, nw = meet(D, M2, nw, shfl_bfly_f32(D, 16), shfl_bfly_f32(M2, 16),
+                         shfl_bfly_f32(nw, 16))
+        D, M2, nw = meet(D, M2, nw, shfl_bfly_f32(D, 8), shfl_bfly_f32(M2, 8),
+                         shfl_bfly_f32(nw, 8))
         D, M2, nw = meet(D, M2, nw, shfl_bfly_f32(D, 4), shfl_bfly_f32(M2, 4),
                          shfl_bfly_f32(nw, 4))
         D, M2, nw = meet(D, M2, nw, shfl_bfly_f32(D, 2), shfl_bfly_f32(M2, 2),
@@ -202,7 +202,7 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
             D, M2 = meet_even(D, M2, Db, Mb, RN[4], KN[4])
             nw = WARP_ELEMS
         else:
-            D, M2, nw = meet_lanes(D, M2, nt, 32)
+            D, M2, nw = meet_lanes(D, M2, nt)
         if G > 32:
             # the group's first warp and its own barrier where groups share the vectors
             w0 = (cuda.threadIdx.x - t) // 32 if named else 0
@@ -452,7 +452,8 @@ def build(kind: str, wkind: str, bkind: str, sm80: bool, has_w: bool, has_b: boo
         sum of squared deviations from that mean (slots past the row set to it: 0 there).
         No counts, no reciprocals and no divergent steps, where :func:`meet` took three of
         each a step. ``x0`` is the row's first element: a row of equal values has delta
-        exactly 0, so x - mean is exactly 0. ``xv`` leaves holding x - x0."""
+        exactly 0, so x - mean is exactly 0. ``xv`` leaves holding x - x0 in the row's slots
+        (delta past it)."""
         lanes_pad(m, t, G, xv, x0)
         s0, s1 = zero, zero
         for e in range(0, P, 2):
@@ -556,8 +557,9 @@ def layer_norm(x, weight=None, bias=None, eps=1e-5, *, out=None, stream=None, co
     may be None): length ``x.shape[-1]``, x's dtype or float32. Statistics in float32: each
     thread's squared deviations around its own first element (at most 64 elements, so the
     cancellation is bounded), combined exactly across threads and warps (Chan et al.); not
-    E[x^2] - E[x]^2. ``out`` may be ``x``. ``config`` (a :class:`RowConfig`) or env
-    ``NBKERNELS_ROW_VARIANT`` forces a layout.
+    E[x^2] - E[x]^2; short rows (the lanes layout) in two passes, the sum of x - x0 (x0 the
+    row's first element), then of the squared deviations. ``out`` may be ``x``. ``config``
+    (a :class:`RowConfig`) or env ``NBKERNELS_ROW_VARIANT`` forces a layout.
     """
     args = (x, weight, bias, out)
     key, ptrs = _KEY(args, (type(eps), config))
