@@ -71,21 +71,32 @@ def save_json(path, out):
             json.dump(out, f, indent=1)
 
 
-def row_args(ops, sizes, sizes_help):
+def row_args(ops, sizes, sizes_help, extra=None):
     """--ops (default ``ops``), --dtypes (bf16,f32), --reps (30), --json and --sizes (default
-    ``sizes``), parsed, and the sizes as (rows, n) pairs: the arguments of the tools that time
-    row ops at sizes (this one, softmax_lanes_ab.py)."""
+    ``sizes``), and a tool's own options (``extra(parser)`` adds them), parsed, and the sizes
+    as (rows, n) pairs: the arguments of the tools that time row ops at sizes (this one,
+    softmax_lanes_ab.py, lanes_profile.py)."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--ops", default=ops)
     ap.add_argument("--dtypes", default="bf16,f32")
     ap.add_argument("--reps", type=int, default=30)
     ap.add_argument("--json")
-    ap.add_argument("--variants", help="only these variants (labels as printed; "
-                                       "softmax_lanes_ab.py)")
-    ap.add_argument("--lanes", type=int, default=16, help="lanes a row (lanes_profile.py)")
     ap.add_argument("--sizes", default=sizes, help=sizes_help)
+    if extra is not None:
+        extra(ap)
     a = ap.parse_args()
     return a, [tuple(int(v) for v in s.split("x")) for s in a.sizes.split(",")]
+
+
+def fixed_lanes(n, itemsize, G, B=128):
+    """The lanes layout at ``G`` lanes a row and ``B`` threads a block for rows of ``n``
+    elements of ``itemsize`` bytes, a lane's elements fitted to the row as
+    ``config.lanes_config`` fits them; None where 32 elements a lane cannot hold the row."""
+    from nbkernels.rows import config as cfgmod
+
+    slot = 16 // itemsize
+    p = slot * -(-max(1, -(-n // slot)) // G)
+    return cfgmod.RowConfig("lanes", G, B // G, per_thread=p) if p <= 32 else None
 
 
 def input_sets(op, xs, w, ups):

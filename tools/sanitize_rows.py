@@ -138,7 +138,10 @@ cases = [c for c in CASES if len(sys.argv) < 2 or c[0] == sys.argv[1] or
          (sys.argv[1] == "regs" and (c[5] or "").startswith("regs")) or
          (sys.argv[1] == "warps" and c in WARPS) or (sys.argv[1] == "narrow" and c in NARROW) or
          (sys.argv[1] == "shifted" and c in SHIFTED) or (sys.argv[1] == "lanes" and c in LANES) or
-         (sys.argv[1].startswith("lanes:") and c in LANES and c[0] == sys.argv[1][6:])]
+         (sys.argv[1].partition(":")[0] == "lanes" and c in LANES and
+          c[0] == sys.argv[1].partition(":")[2])]
+if not cases:
+    sys.exit(f"sanitize_rows: no cases selected by {sys.argv[1]!r}")
 for case in cases:
     fails += run_case(case, rng, "cupy")
 print("\n".join(fails) or f"{len(cases)} cases ok")

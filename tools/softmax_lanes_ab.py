@@ -12,8 +12,8 @@ import time
 
 import numpy as np
 
-from rows_ab_quick import (device_normals, input_sets, rotated, row_args, save_json,
-                           timing_setup)
+from rows_ab_quick import (device_normals, fixed_lanes, input_sets, rotated, row_args,
+                           save_json, timing_setup)
 
 FIXED = [(8, 128), (16, 128), (32, 128), (8, 256)]
 
@@ -25,21 +25,25 @@ def main():
     from nbkernels.rows import bench, config as cfgmod, host
 
     a, sizes = row_args("softmax", "262144x197,262144x200,262144x64,131072x256,131072x500,"
-                                   "65536x768,65536x1000,65536x1024", "rows x n, comma-separated")
+                                   "65536x768,65536x1000,65536x1024", "rows x n, comma-separated",
+                        lambda ap: ap.add_argument("--variants", help="only these variants "
+                                                   "(labels as printed)"))
     t0, bw, l2 = timing_setup()
     auto_rows, auto_cfg = cfgmod.LANES_ROWS, host.lanes_config
 
     def fixed(G, B):
         def pick(r, groups_max=None):  # the op's group limit: not asked, the lanes fixed
-            slot = 16 // r.view.dtype.itemsize
-            p = slot * -(-max(1, -(-r.n // slot)) // G)
-            return cfgmod.RowConfig("lanes", G, B // G, per_thread=p) if p <= 32 else None
+            return fixed_lanes(r.n, r.view.dtype.itemsize, G, B)
         return pick
 
     variants = [("staged", 0, auto_cfg), ("auto", auto_rows, auto_cfg)]
     variants += [(f"lanes{G}/{B}", 1 << 20, fixed(G, B)) for G, B in FIXED]
     variants += [("torch", None, None)]
     if a.variants:  # only these (labels as printed)
+        unknown = set(a.variants.split(",")) - {v[0] for v in variants}
+        if unknown:
+            raise SystemExit(f"--variants: no variant {sorted(unknown)}; expected labels of "
+                             f"{[v[0] for v in variants]}")
         variants = [v for v in variants if v[0] in a.variants.split(",")]
     out = {"copy_GBps": bw * 1e-9, "rows": []}
     for op in a.ops.split(","):
@@ -79,10 +83,14 @@ def main():
                                         "variant": label, "us": t * 1e6, "of_copy": pc,
                                         "maxerr": err, "plan": plan})
                 host.lanes_config, cfgmod.LANES_ROWS = auto_cfg, auto_rows
-                torch_pc = next((c[1] for c in cells if c[0] == "torch"), float("nan"))
+                torch_pc = next((c[1] for c in cells if c[0] == "torch"), None)
+
+                def ratio(lab, pc):  # against torch where torch was timed
+                    return "" if lab == "torch" or torch_pc is None else f" ({pc / torch_pc:.2f}x)"
+
                 print(f"{op} {dt:4s} {rows}x{n}: " + "  ".join(
                     f"{lab} {100 * pc:5.1f}"
-                    f"{'' if lab == 'torch' else f' ({pc / torch_pc:.2f}x)'}"
+                    f"{ratio(lab, pc)}"
                     f"{'' if lay is None else f' [{lay}]'}"
                     f"{' ERR %.1e' % err if err > 2e-2 * (1 + 100 * (op != 'softmax')) else ''}"
                     for lab, pc, err, lay in cells) + f"  at {time.perf_counter() - t0:.0f} s",
