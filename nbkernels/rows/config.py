@@ -246,6 +246,12 @@ def regs_config(n: int, choices=(PER_THREAD, REGS_PER_THREAD)) -> RowConfig:
     return RowConfig("regs", threads, per_thread=p)
 
 
+def lane_elements(n: int, slot: int, lanes: int) -> int:
+    """Elements a lane holds where ``lanes`` lanes hold a row of ``n`` elements in whole slot
+    groups of ``slot`` (a row of no elements takes one group)."""
+    return slot * -(-max(1, -(-n // slot)) // lanes)
+
+
 def lanes_config(n: int, slot: int, per_thread: int = PER_THREAD, block: int = LANES_BLOCK,
                  groups_max: int | None = None) -> RowConfig | None:
     """The lanes layout for rows of ``n`` elements in slot groups of ``slot`` (16 bytes):
@@ -258,7 +264,7 @@ def lanes_config(n: int, slot: int, per_thread: int = PER_THREAD, block: int = L
     groups_max = LANES_GROUPS if groups_max is None else groups_max
     groups = max(1, -(-n // slot))
     for lanes in LANES:
-        p = slot * -(-groups // lanes)
+        p = lane_elements(n, slot, lanes)
         if lanes == LANES[-1]:
             return RowConfig("lanes", lanes, block // lanes, per_thread=p) \
                 if p <= per_thread else None
