@@ -94,8 +94,7 @@ def fixed_lanes(n, itemsize, G, B=128):
     ``config.lanes_config`` fits them; None where 32 elements a lane cannot hold the row."""
     from nbkernels.rows import config as cfgmod
 
-    slot = 16 // itemsize
-    p = slot * -(-max(1, -(-n // slot)) // G)
+    p = cfgmod.lane_elements(n, 16 // itemsize, G)
     return cfgmod.RowConfig("lanes", G, B // G, per_thread=p) if p <= 32 else None
 
 

@@ -134,12 +134,12 @@ CASES += LANES
 
 rng = np.random.default_rng()
 fails = []
-cases = [c for c in CASES if len(sys.argv) < 2 or c[0] == sys.argv[1] or
-         (sys.argv[1] == "regs" and (c[5] or "").startswith("regs")) or
-         (sys.argv[1] == "warps" and c in WARPS) or (sys.argv[1] == "narrow" and c in NARROW) or
-         (sys.argv[1] == "shifted" and c in SHIFTED) or (sys.argv[1] == "lanes" and c in LANES) or
-         (sys.argv[1].partition(":")[0] == "lanes" and c in LANES and
-          c[0] == sys.argv[1].partition(":")[2])]
+sel, _, sel_op = (sys.argv[1] if len(sys.argv) > 1 else "").partition(":")
+cases = [c for c in CASES if not sel or c[0] == sel or
+         (sel == "regs" and (c[5] or "").startswith("regs")) or
+         (sel == "warps" and c in WARPS) or (sel == "narrow" and c in NARROW) or
+         (sel == "shifted" and c in SHIFTED) or
+         (sel == "lanes" and c in LANES and sel_op in ("", c[0]))]
 if not cases:
     sys.exit(f"sanitize_rows: no cases selected by {sys.argv[1]!r}")
 for case in cases:
